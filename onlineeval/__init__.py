@@ -1,0 +1,56 @@
+"""onlineeval: evaluate search and ranking systems offline, online, and check they agree.
+
+The public API is re-exported here and imported lazily, so ``import onlineeval`` stays cheap
+and each area (logs, online metrics, offline measures, interleaving, A/B tests) loads only
+when used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # click logs
+    "load_logs": "onlineeval.logs",
+    "Logs": "onlineeval.logs",
+    "LoadReport": "onlineeval.logs",
+    "convert": "onlineeval.logs.convert",
+    # online metrics
+    "online_metrics": "onlineeval.online",
+    "position_ctr": "onlineeval.online",
+    "top_queries": "onlineeval.online",
+    "queries_over_time": "onlineeval.online",
+    # simulation
+    "simulate": "onlineeval.simulate",
+    # offline judged metrics
+    "evaluate": "onlineeval.offline",
+    "read_qrels": "onlineeval.offline",
+    "read_run": "onlineeval.offline",
+    "rbo": "onlineeval.offline",
+    # interleaving
+    "interleaving_readout": "onlineeval.interleaving",
+    # A/B tests
+    "abtest": "onlineeval.abtest",
+    "power": "onlineeval.abtest",
+    # offline-online agreement
+    "agreement": "onlineeval.agreement",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'onlineeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

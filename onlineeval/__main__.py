@@ -1,0 +1,3 @@
+from onlineeval.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""Shared output helpers for CLI commands: table, csv and json renderings of DataFrames."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+import pandas as pd
+
+FORMATS = ("table", "csv", "json")
+
+
+def add_format_argument(parser: argparse.ArgumentParser, default: str = "table") -> None:
+    parser.add_argument(
+        "--format", choices=FORMATS, default=default,
+        help=f"output format (default {default}); json is a list of records on stdout",
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Convert numpy/pandas scalars to JSON-ready Python values; NaN/NA become null."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return value
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The DataFrame as a list of dicts with plain Python values (null for missing)."""
+    return [
+        {str(k): _plain(v) for k, v in row.items()}
+        for row in df.to_dict(orient="records")
+    ]
+
+
+def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
+         float_format: str = "{:.4f}") -> None:
+    """Write ``df`` to ``stream`` (stdout) as an aligned table, CSV or JSON records."""
+    out = stream or sys.stdout
+    if fmt == "json":
+        json.dump(records(df), out, indent=2)
+        out.write("\n")
+    elif fmt == "csv":
+        df.to_csv(out, index=False)
+    else:
+        shown = df.copy()
+        for col in shown.columns:
+            if pd.api.types.is_float_dtype(shown[col]):
+                shown[col] = shown[col].map(
+                    lambda v: "null" if pd.isna(v) else float_format.format(v)
+                )
+        out.write(shown.to_string(index=False) + "\n")

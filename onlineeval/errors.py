@@ -1,0 +1,44 @@
+"""Exceptions raised by onlineeval.
+
+Every error a user can trigger is an :class:`OnlineEvalError`; the CLI prints its message
+(without a traceback) and exits with status 2. Messages follow one shape: what was required,
+what was received, and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class OnlineEvalError(Exception):
+    """Base class of every error onlineeval raises on purpose."""
+
+
+class InputError(OnlineEvalError, ValueError):
+    """Input data (a log, qrels or run file, a DataFrame) is unusable as given."""
+
+
+class SchemaError(InputError):
+    """A required column is missing, a column mapping names a column that does not exist,
+    or a column cannot be read as the type it must have."""
+
+
+class LogFormatError(InputError):
+    """A text file has a malformed line. The message names the file and the line number."""
+
+    def __init__(self, path: object, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+
+class StrictModeError(InputError):
+    """Rows would have been excluded, and strict mode turns every exclusion into an error."""
+
+
+class UnknownNameError(OnlineEvalError, ValueError):
+    """A metric, measure, variant, format or other name is not known."""
+
+
+class InvalidParameterError(OnlineEvalError, ValueError):
+    """An argument has an invalid value (out of range, wrong type, inconsistent with another)."""
