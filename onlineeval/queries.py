@@ -85,7 +85,7 @@ class Query:
             prefix = m.group(2) or ""
             items = [prefix + quote_ident(n) for n in names]
             if m.group(3):
-                return "".join(item + ", " for item in items)
+                return ", ".join(items) + "," if items else ""
             return ", ".join(items)
 
         return _IDENT.sub(fill, self.text)

@@ -1,0 +1,109 @@
+"""Simulated search studies: a judged collection, rankers of known quality, users who click.
+
+Everything is deterministic from a seed, and every function that draws random numbers takes a
+``numpy.random.Generator`` (never the global RNG), so the pieces can be reused one at a time by
+the interleaving and A/B code and by benchmarks.
+
+Pieces (each small and pure; import from ``onlineeval.simulate``)
+-----------------------------------------------------------------
+Collection and rankers (:mod:`onlineeval.simulate.collection`)
+    ``make_collection(rng, n_queries=100, docs_per_query=30, ...) -> Collection``
+        Topics ``q001..`` with graded judgments 0..4, query texts (a usual text, reformulation
+        texts, a zero-result misspelling) and a Zipf-like topic popularity.
+        ``Collection.grades(qid, docnos) -> list[int]`` (unjudged -> 0),
+        ``Collection.qrels_frame() -> DataFrame[qid, docno, rel]``.
+    ``make_run(collection, name, noise_sd, rng) -> Run``
+        score(d) = grade(d) + Normal(0, noise_sd), rounded to 6 decimals; larger noise, worse
+        ranker. ``Run.ranking(qid) -> list[str]`` in rank order, ``Run.frame()``.
+    ``ndcg_at_k(collection, run, k=10) -> float`` and ``ndcg_per_query(...) -> dict``
+        A small independent NDCG@k (trec_eval ``ndcg_cut.k`` definition, linear gain).
+    ``write_qrels(collection, path)``, ``write_run(run, path)``: TREC text formats.
+
+Click model (:mod:`onlineeval.simulate.clickmodel`)
+    ``ClickModel(attractiveness=..., satisfaction=..., continuation=0.85, ...)``: a DBN-style
+    cascade with position bias and a per-user click propensity; formulas in its docstring.
+    ``ClickModel.simulate(grades, rng, propensity=0.0) -> PageOutcome(clicks, satisfied)``
+    ``ClickModel.click_probabilities(grades, propensity=0.0) -> np.ndarray`` (exact marginals)
+    ``ClickModel.simulate_batch(grades_2d, rng, propensity_1d) -> (clicked, satisfied, dwell_ms)``
+    ``simulate_clicks(grades, rng, propensity=0.0, model=None) -> list[Click(rank, dwell_ms)]``
+
+Users and traffic (:mod:`onlineeval.simulate.traffic`)
+    ``assign_variant(user_id, salt, treatment_share=0.5) -> "control" | "treatment"``
+        SHA-256 of ``f"{salt}:{user_id}"``; stable across runs, machines and Python versions.
+    ``ab_page_builder(runs, control, treatment, k=10) -> PageBuilder``
+        A ``PageBuilder`` is ``(variant, qid, rng) -> (docnos, teams_or_None)``; interleaving
+        plugs in its own builder (teams filled) and its own ``assign``.
+    ``simulate_experiment(collection, experiment, page_builder, rng, *, click_model=None,
+    traffic=None, assign=None, id_prefix="") -> LogTables``
+        Users with a propensity random effect, sessions, tasks, reformulations, zero-result
+        searches, timestamps, clicks with dwell.
+    ``LogTables(searches, results, clicks)`` pandas frames in the canonical schema;
+    ``LogTables.concat([...])``.
+
+Writing (:mod:`onlineeval.simulate.writer`)
+    ``write_logs(tables, outdir) -> dict[str, Path]``: ``searches/results/clicks.parquet``
+    (ids VARCHAR, ts TIMESTAMP, rank/n_results INTEGER, dwell_ms BIGINT) through DuckDB.
+
+The whole study (:mod:`onlineeval.simulate.study`)
+    ``simulate(outdir, seed=0, *, users_per_experiment=3000, rankers=None, pairs=None, ...)
+    -> dict`` writes ``qrels.txt``, ``runs/<ranker>.run``, ``ab/{searches,results,clicks}.parquet``
+    and ``manifest.json`` (parameters, seed, per-ranker NDCG@10, per-experiment margins and
+    counts) and returns the manifest. CLI: ``onlineeval simulate OUTDIR --seed N``.
+"""
+
+from __future__ import annotations
+
+from onlineeval.simulate.clickmodel import Click, ClickModel, PageOutcome, simulate_clicks
+from onlineeval.simulate.collection import (
+    Collection,
+    Run,
+    make_collection,
+    make_run,
+    ndcg_at_k,
+    ndcg_per_query,
+    write_qrels,
+    write_run,
+)
+from onlineeval.simulate.study import (
+    DEFAULT_PAIRS,
+    DEFAULT_RANKERS,
+    Pair,
+    simulate,
+)
+from onlineeval.simulate.traffic import (
+    ExperimentSpec,
+    LogTables,
+    PageBuilder,
+    TrafficConfig,
+    ab_page_builder,
+    assign_variant,
+    simulate_experiment,
+)
+from onlineeval.simulate.writer import write_logs
+
+__all__ = [
+    "DEFAULT_PAIRS",
+    "DEFAULT_RANKERS",
+    "Click",
+    "ClickModel",
+    "Collection",
+    "ExperimentSpec",
+    "LogTables",
+    "PageBuilder",
+    "PageOutcome",
+    "Pair",
+    "Run",
+    "TrafficConfig",
+    "ab_page_builder",
+    "assign_variant",
+    "make_collection",
+    "make_run",
+    "ndcg_at_k",
+    "ndcg_per_query",
+    "simulate",
+    "simulate_clicks",
+    "simulate_experiment",
+    "write_logs",
+    "write_qrels",
+    "write_run",
+]
