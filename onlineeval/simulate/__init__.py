@@ -20,7 +20,7 @@ Collection and rankers (:mod:`onlineeval.simulate.collection`)
     ``write_qrels(collection, path)``, ``write_run(run, path)``: TREC text formats.
 
 Click model (:mod:`onlineeval.simulate.clickmodel`)
-    ``ClickModel(attractiveness=..., satisfaction=..., continuation=0.85, ...)``: a DBN-style
+    ``ClickModel(attractiveness=..., satisfaction=..., continuation=0.8, ...)``: a DBN-style
     cascade with position bias and a per-user click propensity; formulas in its docstring.
     ``ClickModel.simulate(grades, rng, propensity=0.0) -> PageOutcome(clicks, satisfied)``
     ``ClickModel.click_probabilities(grades, propensity=0.0) -> np.ndarray`` (exact marginals)
@@ -34,9 +34,12 @@ Users and traffic (:mod:`onlineeval.simulate.traffic`)
         A ``PageBuilder`` is ``(variant, qid, rng) -> (docnos, teams_or_None)``; interleaving
         plugs in its own builder (teams filled) and its own ``assign``.
     ``simulate_experiment(collection, experiment, page_builder, rng, *, click_model=None,
-    traffic=None, assign=None, id_prefix="") -> LogTables``
+    traffic=None, assign=None, id_prefix="", progress=None, propensity_shift=None)
+    -> LogTables``
         Users with a propensity random effect, sessions, tasks, reformulations, zero-result
-        searches, timestamps, clicks with dwell.
+        searches, timestamps, clicks with dwell. ``propensity_shift={"treatment": 0.3}``
+        adds a known effect (logit scale) on the pages of a variant;
+        ``TrafficConfig(pre_days=14)`` adds a pre-period served as control (for CUPED).
     ``LogTables(searches, results, clicks)`` pandas frames in the canonical schema;
     ``LogTables.concat([...])``.
 
@@ -49,9 +52,21 @@ The whole study (:mod:`onlineeval.simulate.study`)
     -> dict`` writes ``qrels.txt``, ``runs/<ranker>.run``, ``ab/{searches,results,clicks}.parquet``
     and ``manifest.json`` (parameters, seed, per-ranker NDCG@10, per-experiment margins and
     counts) and returns the manifest. CLI: ``onlineeval simulate OUTDIR --seed N``.
+    ``build_world(seed, rankers=None, n_queries=100, docs_per_query=30)
+    -> (Collection, dict[str, Run])``: the same collection and runs as ``simulate`` for that
+    seed. ``simulate_pairs(collection, runs, pairs, seed, *, users_per_experiment=3000,
+    stream=0, page_builder_factory=None, assign_factory=None, click_model=None, traffic=None)
+    -> (LogTables, list[dict])``: one experiment per :class:`Pair` (``stream=0`` reproduces
+    the A/B logs of ``simulate``; another stream, e.g. 1 for interleaving, draws afresh;
+    ``page_builder_factory(runs, pair, k) -> PageBuilder``, ``assign_factory(pair) ->
+    (user_id -> variant)``). ``DEFAULT_RANKERS`` (name -> noise sd) and ``DEFAULT_PAIRS``.
 """
 
 from __future__ import annotations
+
+import sys
+import types
+from typing import Any
 
 from onlineeval.simulate.clickmodel import Click, ClickModel, PageOutcome, simulate_clicks
 from onlineeval.simulate.collection import (
@@ -68,7 +83,9 @@ from onlineeval.simulate.study import (
     DEFAULT_PAIRS,
     DEFAULT_RANKERS,
     Pair,
+    build_world,
     simulate,
+    simulate_pairs,
 )
 from onlineeval.simulate.traffic import (
     ExperimentSpec,
@@ -96,6 +113,7 @@ __all__ = [
     "TrafficConfig",
     "ab_page_builder",
     "assign_variant",
+    "build_world",
     "make_collection",
     "make_run",
     "ndcg_at_k",
@@ -103,7 +121,20 @@ __all__ = [
     "simulate",
     "simulate_clicks",
     "simulate_experiment",
+    "simulate_pairs",
     "write_logs",
     "write_qrels",
     "write_run",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """``onlineeval.simulate`` names both this package and the function :func:`simulate`;
+    once the package is imported Python binds the name to the package, so the package is
+    made callable and ``onlineeval.simulate(outdir, seed)`` works either way."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict:
+        return simulate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,291 @@
+"""Offline evaluation speed: onlineeval against pytrec_eval-terrier and ranx, end to end.
+
+Run by hand (never by the test suite)::
+
+    flock /tmp/onlineeval-heavy.lock /work/venv/bin/python bench/offline_bench.py
+
+For each size it generates (once, seeded, cached under ``bench/_data/``) a TREC qrels file and
+a TREC run file with graded judgments, score ties and unjudged documents, then times every tool
+in its own child process from reading the two files to having the per-query values of
+``map, ndcg_cut_10, P_10, recall_100, recip_rank, ndcg``. Peak memory is the child's
+``ru_maxrss`` (from ``os.wait4``). Values are compared per query with pytrec_eval (which runs
+trec_eval's own code) and the script prints time and memory ratios against it.
+
+Sizes: ``100k`` = 100,000 queries x 100 documents, ``10k`` = 10,000 queries x 1,000 documents
+(10M run lines each); ``small`` (1,000 x 100) is for trying the script out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "_data"
+
+SIZES = {"100k": (100_000, 100), "10k": (10_000, 1_000), "small": (1_000, 100)}
+MEASURES = ["map", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "ndcg"]
+TOOLS = ["onlineeval", "pytrec_eval", "ranx-cold", "ranx-warm"]
+
+# ranx metric names for MEASURES (ranx "ndcg" is Jarvelin's linear gain, as trec_eval)
+RANX_NAMES = {
+    "map": "map", "ndcg_cut_10": "ndcg@10", "P_10": "precision@10",
+    "recall_100": "recall@100", "recip_rank": "mrr", "ndcg": "ndcg",
+}
+PYTREC_NAMES = {
+    "map": "map", "ndcg_cut_10": "ndcg_cut.10", "P_10": "P.10",
+    "recall_100": "recall.100", "recip_rank": "recip_rank", "ndcg": "ndcg",
+}
+
+
+# --------------------------------------------------------------------------- data generation
+
+def generate(n_queries: int, n_docs: int, seed: int, qrels_path: Path, run_path: Path) -> None:
+    """Write a synthetic qrels/run pair.
+
+    Per query: ``n_docs`` retrieved documents with scores rounded to 1/50 (so many ties, which
+    trec_eval breaks by docno); about 30% of retrieved documents judged with grades 0..3
+    (mostly 0), the rest unjudged; 5 judged but unretrieved documents; 1% of queries have no
+    relevant document at all (only grade 0).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(seed)
+    n = n_queries * n_docs
+    qidx = np.repeat(np.arange(n_queries), n_docs)
+    # distinct docnos within a query, in no relation to the score
+    doc_num = np.tile(np.arange(n_docs) * 7, n_queries) + rng.integers(0, 7, size=n)
+    qid = np.char.add("q", qidx.astype(str))
+    docno = np.char.add("d", doc_num.astype(str))
+    score = np.round(rng.random(n) * 50) / 50.0 + rng.integers(0, 3, size=n)
+    # rank column is written as the file order (descending score, not tie-broken): tools must
+    # not trust it
+    order = np.lexsort((-score, qidx))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.tile(np.arange(1, n_docs + 1), n_queries)
+    run = pa.table({
+        "qid": qid, "q0": np.full(n, "Q0"), "docno": docno, "rank": rank,
+        "score": np.round(score, 4), "tag": np.full(n, "bench"),
+    })
+    _write_space_separated(run, run_path, pacsv)
+
+    judged = rng.random(n) < 0.30
+    grade = rng.choice(np.array([0, 0, 0, 0, 1, 1, 2, 3]), size=n)
+    no_rel_query = rng.random(n_queries) < 0.01
+    grade[no_rel_query[qidx]] = 0
+    extra_q = np.repeat(np.arange(n_queries), 5)
+    extra_grade = rng.choice(np.array([0, 1, 2]), size=extra_q.size)
+    extra_grade[no_rel_query[extra_q]] = 0
+    q_all = np.concatenate([qid[judged], np.char.add("q", extra_q.astype(str))])
+    d_all = np.concatenate([
+        docno[judged], np.char.add("u", np.arange(extra_q.size).astype(str)),
+    ])
+    g_all = np.concatenate([grade[judged], extra_grade])
+    qrels = pa.table({
+        "qid": q_all, "iter": np.zeros(q_all.size, dtype=np.int64), "docno": d_all, "rel": g_all,
+    })
+    _write_space_separated(qrels, qrels_path, pacsv)
+
+
+def _write_space_separated(table, path: Path, pacsv) -> None:
+    tmp = path.with_suffix(".tmp")
+    opts = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    pacsv.write_csv(table, tmp, write_options=opts)
+    tmp.replace(path)
+
+
+def dataset(size: str) -> tuple[Path, Path]:
+    n_queries, n_docs = SIZES[size]
+    DATA.mkdir(parents=True, exist_ok=True)
+    qrels = DATA / f"qrels_{size}.txt"
+    run = DATA / f"run_{size}.txt"
+    if not (qrels.exists() and run.exists()):
+        t = time.perf_counter()
+        generate(n_queries, n_docs, seed=20261122, qrels_path=qrels, run_path=run)
+        print(f"[{size}] generated {run.name} and {qrels.name} in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+    return qrels, run
+
+
+# --------------------------------------------------------------------------- workers
+# Each worker reads both files, evaluates, and returns {measure: {qid: value}}. Only that part
+# is timed; writing the values for the agreement check happens afterwards.
+
+def work_onlineeval(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
+    from onlineeval.offline import evaluate, read_qrels, read_run
+
+    df = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES, per_query=True)
+    return {"__df__": df}  # converted after timing
+
+
+def work_pytrec_eval(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
+    import pytrec_eval
+
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path) as f:
+        for line in f:
+            q, _, d, r = line.split()
+            qrels.setdefault(q, {})[d] = int(r)
+    run: dict[str, dict[str, float]] = {}
+    with open(run_path) as f:
+        for line in f:
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {})[d] = float(s)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_NAMES.values()))
+    return {"__pytrec__": evaluator.evaluate(run)}
+
+
+def work_ranx(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
+    from ranx import Qrels, Run, evaluate
+
+    qrels = Qrels.from_file(qrels_path, kind="trec")
+    run = Run.from_file(run_path, kind="trec")
+    evaluate(qrels, run, [RANX_NAMES[m] for m in MEASURES], save_results_in_run=True)
+    return {"__ranx__": run}
+
+
+def _to_values(result: dict) -> dict[str, dict[str, float]]:
+    if "__df__" in result:
+        df = result["__df__"]
+        qids = df["qid"].astype(str).tolist()
+        return {m: dict(zip(qids, df[m].astype(float).tolist(), strict=True)) for m in MEASURES}
+    if "__pytrec__" in result:
+        per_q = result["__pytrec__"]
+        out: dict[str, dict[str, float]] = {m: {} for m in MEASURES}
+        for q, vals in per_q.items():
+            for m in MEASURES:
+                out[m][q] = vals[PYTREC_NAMES[m].replace(".", "_")]
+        return out
+    run = result["__ranx__"]
+    return {m: {q: float(v) for q, v in run.scores[RANX_NAMES[m]].items()} for m in MEASURES}
+
+
+def worker(tool: str, qrels_path: str, run_path: str, out_path: str) -> None:
+    fn = {"onlineeval": work_onlineeval, "pytrec_eval": work_pytrec_eval,
+          "ranx": work_ranx}[tool]
+    t = time.perf_counter()
+    result = fn(qrels_path, run_path)
+    elapsed = time.perf_counter() - t
+    values = _to_values(result)
+    with open(out_path, "w") as f:
+        json.dump({"seconds": elapsed, "values": values}, f)
+
+
+# --------------------------------------------------------------------------- driver
+
+def run_child(tool: str, qrels: Path, run: Path, env_extra: dict[str, str]) -> dict:
+    out = DATA / f"result_{tool}.json"
+    out.unlink(missing_ok=True)
+    worker_tool = "ranx" if tool.startswith("ranx") else tool
+    env = {**os.environ, **env_extra}
+    wall = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", worker_tool,
+         str(qrels), str(run), str(out)],
+        env=env,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - wall
+    if proc.returncode != 0:
+        raise SystemExit(f"{tool} worker failed with exit code {proc.returncode}")
+    with open(out) as f:
+        res = json.load(f)
+    out.unlink()
+    # ru_maxrss is in KiB on Linux
+    res["peak_mb"] = usage.ru_maxrss / 1024
+    res["process_s"] = wall
+    return res
+
+
+def compare(ref: dict, other: dict) -> dict[str, float]:
+    """Largest absolute per-query difference for each measure (inf if qid sets differ)."""
+    diffs = {}
+    for m in MEASURES:
+        a, b = ref["values"][m], other["values"][m]
+        if set(a) != set(b):
+            diffs[m] = float("inf")
+            continue
+        keys = list(a)
+        diffs[m] = float(np.max(np.abs(np.array([a[k] for k in keys])
+                                       - np.array([b[k] for k in keys])), initial=0.0))
+    return diffs
+
+
+def bench(size: str, tools: list[str]) -> dict[str, dict]:
+    qrels, run = dataset(size)
+    cache = DATA / "numba_cache"
+    results: dict[str, dict] = {}
+    for tool in tools:
+        env: dict[str, str] = {}
+        if tool == "ranx-cold":
+            shutil.rmtree(cache, ignore_errors=True)
+        if tool.startswith("ranx"):
+            # a cache directory of our own: "cold" starts empty, "warm" reuses what cold wrote
+            env["NUMBA_CACHE_DIR"] = str(cache)
+        print(f"[{size}] running {tool} ...", flush=True)
+        results[tool] = run_child(tool, qrels, run, env)
+        print(f"[{size}] {tool}: {results[tool]['seconds']:.2f} s in-process, "
+              f"{results[tool]['process_s']:.2f} s process, "
+              f"{results[tool]['peak_mb']:.0f} MB peak", flush=True)
+    return results
+
+
+def report(size: str, results: dict[str, dict]) -> str:
+    n_queries, n_docs = SIZES[size]
+    base = results.get("pytrec_eval")
+    lines = [f"\n=== {size}: {n_queries:,} queries x {n_docs:,} documents "
+             f"({n_queries * n_docs:,} run lines) ==="]
+    lines.append(f"{'tool':<12} {'seconds':>9} {'peak MB':>9} {'time vs pytrec':>15} "
+                 f"{'mem vs pytrec':>14}  max |diff| vs pytrec_eval per measure")
+    for tool, res in results.items():
+        if base is not None:
+            speed = f"{base['process_s'] / res['process_s']:.2f}x faster"
+            mem = f"{res['peak_mb'] / base['peak_mb']:.2f}x"
+            diffs = compare(base, res)
+            diff_txt = ", ".join(f"{m}={d:.1e}" for m, d in diffs.items())
+        else:
+            speed = mem = diff_txt = "-"
+        lines.append(f"{tool:<12} {res['process_s']:>9.2f} {res['peak_mb']:>9.0f} "
+                     f"{speed:>15} {mem:>14}  {diff_txt}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", nargs=4, metavar=("TOOL", "QRELS", "RUN", "OUT"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", nargs="+", default=["100k", "10k"], choices=list(SIZES))
+    parser.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS)
+    parser.add_argument("--generate-only", action="store_true")
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(*args.worker)
+        return 0
+    if args.generate_only:
+        for size in args.sizes:
+            dataset(size)
+        return 0
+    tools = list(args.tools)
+    if "pytrec_eval" in tools:  # the baseline first, so ratios can be printed as we go
+        tools.remove("pytrec_eval")
+        tools.insert(0, "pytrec_eval")
+    texts = []
+    for size in args.sizes:
+        texts.append(report(size, bench(size, tools)))
+        print(texts[-1], flush=True)
+    print("\n".join(texts))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The A/B metric registry: each metric as ``sum(num) / sum(den)`` of per-unit sums.
+
+The per-unit sums are the columns of ``sql/ab/unit_sums.sql`` — named exactly as the
+statistics of ``sql/online/metrics.sql`` — plus ``units`` (1 for every unit). Two kinds:
+
+``ratio``
+    Every ratio metric of :data:`onlineeval.online.definitions.METRICS`, taken from that
+    registry (same numerator, denominator, definition and column requirements), so the A/B
+    metrics cannot drift from the online ones. Its analysis unit (the search, the session)
+    is finer than the randomization unit, so the variance comes from the delta method over
+    per-unit sums (Deng, Knoblich & Lu 2018), never from a per-search binomial formula.
+``mean``
+    A per-unit mean, ``den = units``: e.g. searches per unit. Welch's t by default
+    (Mann–Whitney U or bootstrap on request).
+
+A metric whose ``requires`` the log cannot satisfy (e.g. sessions without ``ts`` or
+``session_id``) is left out of the default set, and reported as null when asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from onlineeval.online.definitions import COLUMNS as ONLINE_COLUMNS
+from onlineeval.online.definitions import METRICS as ONLINE_METRICS
+from onlineeval.online.definitions import missing_requirements
+from onlineeval.registry import Registry
+
+#: per-unit statistics produced by sql/ab/unit_sums.sql, in column order
+UNIT_SUMS: tuple[str, ...] = (
+    "searches", "session_first", "has_click", "n_clicks", "n_sat_clicks", "nonzero",
+    "abandoned", "known_n_results", "zero_result", "session_has_click", "session_abandoned",
+    "session_success", "ttfc_s", "has_ttfc", "rr", "known_rr", "reformulated", "known_query",
+)
+
+
+@dataclass(frozen=True)
+class ABMetric:
+    """One A/B metric: ``sum(num) / sum(den)`` over the units of an arm."""
+
+    name: str
+    num: str
+    den: str
+    kind: str  # "ratio" or "mean"
+    description: str
+    requires: tuple[tuple[str, ...], ...] = ()
+
+
+METRICS: Registry[ABMetric] = Registry("metric")
+
+for _name, _m in ONLINE_METRICS.items():
+    if _m.denominator is not None:
+        METRICS.register(_name, ABMetric(_name, _m.numerator, _m.denominator, "ratio",
+                                         _m.definition, _m.requires))
+
+_SESSIONS = ONLINE_METRICS.get("sessions").requires
+_SUCCESS = ONLINE_METRICS.get("session_success_rate").requires
+for _name, _num, _desc, _req in (
+    ("searches_per_unit", "searches", "searches per randomization unit", ()),
+    ("clicks_per_unit", "n_clicks", "clicks per randomization unit", ()),
+    ("sessions_per_unit", "session_first", "sessions per randomization unit", _SESSIONS),
+    ("successful_sessions_per_unit", "session_success",
+     "sessions with a satisfied click per randomization unit", _SUCCESS),
+):
+    METRICS.register(_name, ABMetric(_name, _num, "units", "mean", _desc, _req))
+
+
+#: metric names in report order: the online metrics' order, then the per-unit means
+ORDER: tuple[str, ...] = (
+    *(n for n in ONLINE_COLUMNS if n in METRICS),
+    "searches_per_unit", "clicks_per_unit", "sessions_per_unit", "successful_sessions_per_unit",
+)
+
+
+class _Requirement:
+    """Adapter so :func:`missing_requirements` can check an :class:`ABMetric`."""
+
+    def __init__(self, requires: tuple[tuple[str, ...], ...]) -> None:
+        self.requires = requires
+
+
+def missing(logs: object, metric: ABMetric) -> list[tuple[str, ...]]:
+    """Column groups the metric needs that the log cannot provide (empty when usable)."""
+    return missing_requirements(logs, _Requirement(metric.requires))  # type: ignore[arg-type]
+
+
+def resolve(names: str | list[str] | tuple[str, ...] | None, logs: object) -> list[ABMetric]:
+    """Metrics to analyse: the named ones (list or comma-separated), or all usable ones.
+
+    Unknown names raise :class:`~onlineeval.errors.UnknownNameError` listing the metrics.
+    """
+    if names is None:
+        return [m for m in (METRICS.get(n) for n in ORDER) if not missing(logs, m)]
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    out: list[ABMetric] = []
+    for n in names:
+        m = METRICS.get(n)
+        if m not in out:
+            out.append(m)
+    return out

@@ -1,0 +1,204 @@
+"""``onlineeval.abtest``: read out an A/B(/n) experiment from click logs."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from onlineeval.abtest.metrics import ORDER, ABMetric, missing, resolve
+from onlineeval.abtest.units import UnitData, as_logs, check_variants, load_units, parse_pre_period
+from onlineeval.errors import InvalidParameterError
+from onlineeval.registry import Registry
+from onlineeval.stats.cuped import cuped_compare
+from onlineeval.stats.moments import Moments, ratio
+from onlineeval.stats.multiple import CORRECTIONS, adjust
+from onlineeval.stats.results import Comparison
+from onlineeval.stats.srm import srm_test
+from onlineeval.stats.tests import bootstrap, compare, mann_whitney, welch
+
+#: the columns of the result, in order (plus cuped_variance_reduction with a pre-period)
+COLUMNS: tuple[str, ...] = (
+    "metric", "variant", "control_value", "treatment_value", "abs_diff", "abs_ci_low",
+    "abs_ci_high", "rel_diff", "rel_ci_low", "rel_ci_high", "p_value", "p_adjusted",
+    "significant", "units_control", "units_treatment",
+)
+
+TESTS: Registry[str] = Registry("test")
+TESTS.register("auto", "delta-method z for ratio metrics, Welch's t for per-unit means")
+TESTS.register("mannwhitney", "Mann-Whitney U for per-unit means (ratio metrics: delta z)",
+               aliases=("mann-whitney", "mwu"))
+TESTS.register("bootstrap", "unit-resampling bootstrap (seeded) for every metric")
+
+
+def _check_alpha(alpha: Any) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InvalidParameterError(f"alpha must be a number in (0, 1); got {alpha!r}")
+    return float(alpha)
+
+
+def _undefined() -> Comparison:
+    nan = float("nan")
+    return Comparison(nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, test="none")
+
+
+def _compare(
+    metric: ABMetric, data: UnitData, control: str, treatment: str, alpha: float, test: str,
+    cuped: bool, reps: int, seed: int,
+) -> tuple[Comparison, float]:
+    num, den = data.col(metric.num), data.col(metric.den)
+    c, t = data.arms[control], data.arms[treatment]
+    is_mean = metric.kind == "mean"
+    if cuped:
+        pre_num = data.col(f"pre_{metric.num}")
+        pre_den = data.col("has_pre" if is_mean else f"pre_{metric.den}")
+        cols = [num, den, pre_num, pre_den, data.col("has_pre")]
+        res = cuped_compare(
+            Moments.from_units(c[:, cols]), Moments.from_units(t[:, cols]),
+            num=0, den=1, pre_num=2, pre_den=3, has_pre=4, alpha=alpha, welch=is_mean,
+        )
+        return res.comparison, float(res.variance_reduction)
+    if test == "bootstrap":
+        return bootstrap((c[:, num], c[:, den]), (t[:, num], t[:, den]), alpha=alpha,
+                         reps=reps, seed=seed), float("nan")
+    if is_mean and test == "mannwhitney":
+        return mann_whitney(c[:, num], t[:, num], alpha=alpha), float("nan")
+    mc = Moments.from_units(c[:, [num, den]])
+    mt = Moments.from_units(t[:, [num, den]])
+    if is_mean:
+        return welch(mc, mt, 0, alpha=alpha), float("nan")
+    return compare(ratio(mc, 0, 1), ratio(mt, 0, 1), alpha=alpha), float("nan")
+
+
+def abtest(
+    logs: Any, control: str = "control", treatments: list[str] | str | None = None,
+    metrics: list[str] | str | None = None, unit: str = "user_id", alpha: float = 0.05,
+    correction: str = "holm", pre_period: Any = None, *, experiment: str | None = None,
+    test: str = "auto", expected_split: Mapping[str, float] | None = None,
+    srm_alpha: float = 0.001, bootstrap_reps: int = 2000, seed: int = 0,
+) -> pd.DataFrame:
+    """Compare each treatment variant with the control on each metric, per randomization unit.
+
+    Parameters
+    ----------
+    logs
+        A :class:`~onlineeval.logs.Logs` (from :func:`onlineeval.load_logs`) or a log
+        directory.
+    control
+        Name of the control variant (``searches.variant`` value).
+    treatments
+        Variants to compare with the control; default every other variant with units.
+    metrics
+        Names from :data:`onlineeval.abtest.metrics.METRICS` (list or comma-separated);
+        default all of them (without the timestamp-based ones when the log has no ``ts``).
+    unit
+        The randomization unit column of ``searches`` (default ``user_id``). All statistics
+        are computed over units, never over searches.
+    alpha
+        Two-sided level of the intervals and of ``significant``.
+    correction
+        ``holm`` (family-wise), ``bh`` (false discovery rate) or ``none``, applied across all
+        metric x treatment rows.
+    pre_period
+        Turn on CUPED: ``(START, END)`` or ``"START,END"`` (pre-period ``START <= ts < END``,
+        experiment ``ts >= END``) or one timestamp, the experiment start (pre-period before
+        it). Units without pre-period data are kept (see :mod:`onlineeval.stats.cuped`).
+    experiment
+        Keep only this ``searches.experiment`` (required when the log holds several).
+    test
+        ``auto`` (delta-method z for ratio metrics, Welch's t for per-unit means),
+        ``mannwhitney`` (Mann–Whitney U p-values for per-unit means; no intervals) or
+        ``bootstrap`` (seeded unit resampling, percentile intervals).
+    expected_split
+        Expected share of units per variant for the SRM check (default equal).
+    srm_alpha
+        SRM p-value threshold (default 0.001).
+    bootstrap_reps, seed
+        Bootstrap replicates and seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, treatment) with the columns :data:`COLUMNS` (and
+        ``cuped_variance_reduction`` with a pre-period). ``significant`` is
+        ``p_adjusted < alpha``; the intervals are per comparison (not adjusted).
+        ``df.attrs`` holds ``srm`` (statistic, p_value, units, expected_shares, mismatch),
+        ``srm_message``, ``excluded`` (counts of searches/units left out, by reason),
+        ``tests`` (the test used per metric), ``alpha``, ``correction``.
+        A sample ratio mismatch also raises a warning: the results are then not trustworthy.
+    """
+    alpha = _check_alpha(alpha)
+    correction = CORRECTIONS.canonical(correction)
+    test = TESTS.canonical(test)
+    periods = parse_pre_period(pre_period)
+    if periods is not None and test != "auto":
+        raise InvalidParameterError(
+            f"CUPED (pre_period) works with test='auto' only; got test={test!r}"
+        )
+    logs = as_logs(logs)
+    chosen = resolve(metrics, logs)
+    if not chosen:
+        raise InvalidParameterError(
+            f"no metrics to analyse; give metric names from: {', '.join(ORDER)}"
+        )
+    unusable = {m.name: missing(logs, m) for m in chosen if missing(logs, m)}
+    if unusable:
+        warnings.warn(
+            "metrics the log lacks columns for are reported as null: " + "; ".join(
+                f"{name} needs {' and '.join(' or '.join(g) for g in groups)}"
+                for name, groups in unusable.items()
+            ),
+            stacklevel=2,
+        )
+    data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment)
+    treat = check_variants(data, control, treatments)
+    variants = [control, *treat]
+    srm = srm_test({v: len(data.arms[v]) for v in variants}, expected_split, srm_alpha)
+    if srm.mismatch:
+        warnings.warn(srm.message(), stacklevel=2)
+
+    rows = []
+    used: dict[str, str] = {}
+    for metric in chosen:
+        for t in treat:
+            if metric.name in unusable:
+                comp, reduction = _undefined(), float("nan")
+            else:
+                comp, reduction = _compare(metric, data, control, t, alpha, test,
+                                           periods is not None, bootstrap_reps, seed)
+            used[metric.name] = comp.test
+            row = {
+                "metric": metric.name, "variant": t,
+                "control_value": float(comp.control_value),
+                "treatment_value": float(comp.treatment_value),
+                "abs_diff": float(comp.abs_diff),
+                "abs_ci_low": float(comp.abs_ci_low), "abs_ci_high": float(comp.abs_ci_high),
+                "rel_diff": float(comp.rel_diff),
+                "rel_ci_low": float(comp.rel_ci_low), "rel_ci_high": float(comp.rel_ci_high),
+                "p_value": float(comp.p_value),
+                "units_control": len(data.arms[control]),
+                "units_treatment": len(data.arms[t]),
+            }
+            if periods is not None:
+                row["cuped_variance_reduction"] = reduction
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    df["p_adjusted"] = adjust(df["p_value"].to_numpy(), correction)
+    df["significant"] = (df["p_adjusted"] < alpha).astype(bool)
+    cols = list(COLUMNS) + (["cuped_variance_reduction"] if periods is not None else [])
+    df = df[cols]
+    undefined = sorted(set(df.loc[df["control_value"].isna() | df["treatment_value"].isna(),
+                                  "metric"]) - set(unusable))
+    if undefined:
+        warnings.warn(
+            f"metrics with no denominator in an arm are reported as null: {undefined}",
+            stacklevel=2,
+        )
+    df.attrs.update({
+        "srm": srm.to_dict(), "srm_message": srm.message(), "excluded": dict(data.excluded),
+        "tests": used, "alpha": alpha, "correction": correction, "unit": unit,
+        "control": control,
+    })
+    return df

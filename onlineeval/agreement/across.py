@@ -1,0 +1,199 @@
+"""Agreement across experiments: does the offline delta predict the online outcome?
+
+One row per experiment (a ranker pair): the offline delta of a chosen measure (treatment −
+control), an online outcome (an A/B delta of a chosen metric, or interleaving Δ_AB, oriented
+so that positive favours the treatment) and optionally the p-value of each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from onlineeval.agreement.core import association
+from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+
+#: decision-table categories, in display order
+DECISIONS: tuple[str, ...] = (
+    "both significant, same direction",
+    "both significant, opposite directions",
+    "only offline significant",
+    "only online significant",
+    "neither significant",
+)
+
+
+@dataclass
+class AgreementResult:
+    """The agreement readout of :func:`agreement`.
+
+    Attributes
+    ----------
+    stats : dict
+        n, n_agree, n_disagree, n_zero, sign_agreement, sign_ci_low, sign_ci_high,
+        kendall_tau, kendall_p, spearman_rho, spearman_p, plus n_excluded (rows without both
+        deltas), offline, online (the column names), alpha and confidence.
+    experiments : DataFrame
+        One row per experiment used: experiment, offline_delta, online_delta, sign_agrees
+        (null when either delta is 0), and with p-values offline_p, online_p, decision.
+    decisions : DataFrame or None
+        decision, count, share — one row per :data:`DECISIONS` entry; None without p-values.
+    excluded : list of str
+        Experiments left out because a delta was missing.
+    """
+
+    stats: dict[str, Any]
+    experiments: pd.DataFrame
+    decisions: pd.DataFrame | None
+    excluded: list[str] = field(default_factory=list)
+
+    def summary(self) -> pd.DataFrame:
+        """The statistics as a one-row DataFrame."""
+        return pd.DataFrame([self.stats])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every number, JSON-ready (null for undefined values)."""
+        from onlineeval.cli._output import _plain, records
+
+        return {
+            "summary": {k: _plain(v) for k, v in self.stats.items()},
+            "decisions": None if self.decisions is None else records(self.decisions),
+            "experiments": records(self.experiments),
+            "excluded": list(self.excluded),
+        }
+
+
+def _where(source: str, frame_is_file: bool, idx: object) -> str:
+    # CSV line numbers count the header as line 1
+    return f"{source} line {int(idx) + 2}" if frame_is_file else f"{source} row {idx!r}"
+
+
+def _numeric(df: pd.DataFrame, col: str, source: str, is_file: bool) -> pd.Series:
+    values = pd.to_numeric(df[col], errors="coerce")
+    bad = values.isna() & df[col].notna() & (df[col].astype(str).str.strip() != "")
+    if bad.any():
+        idx = bad[bad].index[0]
+        raise SchemaError(
+            f"{_where(source, is_file, idx)}: column {col!r} must be a number, got "
+            f"{df.loc[idx, col]!r} ({int(bad.sum())} such row(s)); fix or remove the value"
+        )
+    return values.astype(float)
+
+
+def decide(offline_delta: float, online_delta: float, offline_p: float, online_p: float,
+           alpha: float) -> str:
+    """The decision-table category of one experiment (a null p-value counts as not
+    significant: there is no evidence either way)."""
+    sig_off = bool(offline_p < alpha)  # nan < alpha is False
+    sig_on = bool(online_p < alpha)
+    if sig_off and sig_on:
+        same = np.sign(offline_delta) == np.sign(online_delta)
+        return DECISIONS[0] if same else DECISIONS[1]
+    if sig_off:
+        return DECISIONS[2]
+    if sig_on:
+        return DECISIONS[3]
+    return DECISIONS[4]
+
+
+def _load(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, str, bool]:
+    if isinstance(table, pd.DataFrame):
+        return table, "table", False
+    path = Path(table)
+    if not path.is_file():
+        raise InputError(f"experiments table {str(path)!r} does not exist or is not a file")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"{path}: cannot read as CSV with a header row ({exc}); expected columns "
+            "experiment, offline_delta, online_delta[, offline_p, online_p]"
+        ) from None
+    return df, str(path), True
+
+
+def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
+              online: str = "online_delta", *, offline_p: str | None = None,
+              online_p: str | None = None, experiment: str = "experiment",
+              alpha: float = 0.05, confidence: float = 0.95) -> AgreementResult:
+    """Agreement of offline deltas and online outcomes across experiments.
+
+    Parameters
+    ----------
+    table : DataFrame or path of a CSV file, one row per experiment.
+    offline, online : columns holding the offline delta and the online delta. Both must be
+        oriented the same way (positive = the treatment is better).
+    offline_p, online_p : p-value columns for the decision table; by default
+        ``offline_p``/``online_p`` when the table has them. Without both, no decision table.
+    experiment : the column naming the experiment (optional; row numbers otherwise).
+    alpha : significance level of the decision table.
+    confidence : level of the Wilson interval of the sign-agreement rate.
+
+    Rows where either delta is missing are excluded, listed in ``excluded`` and counted in
+    ``stats["n_excluded"]``. See :mod:`onlineeval.agreement.core` for the statistics (pairs
+    with a zero delta are left out of the sign-agreement rate, not counted as disagreeing).
+    """
+    if not 0 < alpha < 1:
+        raise InvalidParameterError(f"alpha must be in (0, 1), got {alpha!r}")
+    df, source, is_file = _load(table)
+    p_cols: list[str] = []
+    for given, default in ((offline_p, "offline_p"), (online_p, "online_p")):
+        if given is not None:
+            p_cols.append(given)
+        elif default in df.columns:
+            p_cols.append(default)
+    required = [offline, online] + ([offline_p] if offline_p else []) + (
+        [online_p] if online_p else [])
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise SchemaError(
+            f"{source}: missing column(s) {missing}; required: {offline!r}, {online!r} "
+            f"(optional p-value columns for the decision table); found {list(df.columns)}"
+        )
+    if len(p_cols) == 1:
+        raise SchemaError(
+            f"{source}: the decision table needs both p-value columns; found only "
+            f"{p_cols[0]!r} — add the other or drop it"
+        )
+    names = (df[experiment].astype(str) if experiment in df.columns
+             else pd.Series([f"row {i}" for i in df.index], index=df.index))
+    x = _numeric(df, offline, source, is_file)
+    y = _numeric(df, online, source, is_file)
+    keep = x.notna() & y.notna()
+    excluded = names[~keep].tolist()
+    out = pd.DataFrame({
+        "experiment": names[keep].to_numpy(),
+        "offline_delta": x[keep].to_numpy(),
+        "online_delta": y[keep].to_numpy(),
+    })
+    sx, sy = np.sign(out["offline_delta"]), np.sign(out["online_delta"])
+    out["sign_agrees"] = pd.array(
+        [None if a == 0 or b == 0 else bool(a == b) for a, b in zip(sx, sy, strict=True)],
+        dtype="boolean",
+    )
+    result = association(out["offline_delta"].to_numpy(), out["online_delta"].to_numpy(),
+                         confidence)
+    decisions = None
+    if len(p_cols) == 2:
+        for col, name in zip(p_cols, ("offline_p", "online_p"), strict=True):
+            p = _numeric(df, col, source, is_file)[keep].to_numpy()
+            if np.any((p < 0) | (p > 1)):
+                raise SchemaError(f"{source}: column {col!r} holds p-values outside [0, 1]")
+            out[name] = p
+        out["decision"] = [
+            decide(r.offline_delta, r.online_delta, r.offline_p, r.online_p, alpha)
+            for r in out.itertuples()
+        ]
+        counts = out["decision"].value_counts()
+        decisions = pd.DataFrame({
+            "decision": list(DECISIONS),
+            "count": [int(counts.get(d, 0)) for d in DECISIONS],
+        })
+        decisions["share"] = decisions["count"] / max(len(out), 1)
+    result.update({"n_excluded": len(excluded), "offline": offline, "online": online,
+                   "alpha": alpha, "confidence": confidence})
+    return AgreementResult(result, out, decisions, excluded)

@@ -1,0 +1,93 @@
+"""The statistics shared by every agreement readout: sign agreement and rank correlation.
+
+For paired values ``x_i`` (an offline delta) and ``y_i`` (an online delta):
+
+- sign agreement rate = #{sign(x_i) = sign(y_i)} / #{x_i ≠ 0 and y_i ≠ 0}. A pair where either
+  value is exactly 0 has no direction; it is counted in ``n_zero`` and left out of the rate's
+  denominator. The interval is Wilson's score interval
+  (``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``).
+- Kendall's τ-b (``scipy.stats.kendalltau``, variant "b", which corrects for ties in either
+  variable) and Spearman's ρ (``scipy.stats.spearmanr``, average ranks for ties), both with
+  two-sided p-values. Kendall's is scipy's (exact for small samples without ties). Spearman's
+  is scipy's t approximation for n > 8; for n <= 8 that approximation is poor (a perfect ρ at
+  n = 3 gets p = 0, while the exact value is 1/3), so there it is the exact permutation
+  p-value over all n! pairings (``scipy.stats.permutation_test``, ``permutation_type=
+  "pairings"``). With fewer than two pairs, or when either variable is constant, the
+  correlations are undefined and reported as null.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from onlineeval.errors import InvalidParameterError
+
+#: up to this many pairs, Spearman's p-value is the exact permutation p-value
+EXACT_SPEARMAN_MAX_N = 8
+
+
+def _spearman_exact_p(x: np.ndarray, y: np.ndarray) -> float:
+    # Spearman's rho is Pearson's r of the (average) ranks; permuting the ranks of x against
+    # the fixed ranks of y enumerates its exact null distribution (all n! pairings). scipy
+    # permutes every sample it is given, so only x is passed as data.
+    rx, ry = stats.rankdata(x), stats.rankdata(y)
+    ry = ry - ry.mean()
+
+    def rho(r: np.ndarray, axis: int = -1) -> np.ndarray:
+        r = r - r.mean(axis=axis, keepdims=True)
+        return (r * ry).sum(axis=axis) / np.sqrt((r * r).sum(axis=axis) * (ry * ry).sum())
+
+    res = stats.permutation_test(
+        (rx,), rho, permutation_type="pairings", vectorized=True, n_resamples=np.inf,
+        alternative="two-sided",
+    )
+    return float(res.pvalue)
+
+
+def association(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict[str, Any]:
+    """Sign agreement (with a Wilson interval), Kendall's τ-b and Spearman's ρ of ``x``, ``y``.
+
+    Returns a dict with n, n_agree, n_disagree, n_zero, sign_agreement, sign_ci_low,
+    sign_ci_high, kendall_tau, kendall_p, spearman_rho, spearman_p (null when undefined).
+    """
+    if not 0 < confidence < 1:
+        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise InvalidParameterError(
+            f"agreement needs two 1-d arrays of equal length; got shapes {x.shape}, {y.shape}"
+        )
+    nan = float("nan")
+    sx, sy = np.sign(x), np.sign(y)
+    directed = (sx != 0) & (sy != 0)
+    n_dir = int(directed.sum())
+    n_agree = int((directed & (sx == sy)).sum())
+    if n_dir:
+        ci = stats.binomtest(n_agree, n_dir).proportion_ci(
+            confidence_level=confidence, method="wilson")
+        rate, lo, hi = n_agree / n_dir, float(ci.low), float(ci.high)
+    else:
+        rate, lo, hi = nan, nan, nan
+    tau = tau_p = rho = rho_p = nan
+    constant = len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0
+    if not constant:
+        with warnings.catch_warnings():
+            # scipy warns on tiny samples; its value (possibly nan) is what we report
+            warnings.simplefilter("ignore")
+            k = stats.kendalltau(x, y)
+            s = stats.spearmanr(x, y)
+        tau, tau_p = float(k.statistic), float(k.pvalue)
+        rho, rho_p = float(s.statistic), float(s.pvalue)
+        if len(x) <= EXACT_SPEARMAN_MAX_N:
+            rho_p = _spearman_exact_p(x, y)
+    return {
+        "n": int(len(x)), "n_agree": n_agree, "n_disagree": n_dir - n_agree,
+        "n_zero": int(len(x) - n_dir), "sign_agreement": rate, "sign_ci_low": lo,
+        "sign_ci_high": hi, "kendall_tau": tau, "kendall_p": tau_p,
+        "spearman_rho": rho, "spearman_p": rho_p,
+    }

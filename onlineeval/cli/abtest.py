@@ -1,0 +1,121 @@
+"""``onlineeval abtest LOGS``: read out an A/B(/n) experiment from click logs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+
+from onlineeval.cli._output import add_format_argument, emit, records
+from onlineeval.errors import InvalidParameterError
+
+NAME = "abtest"
+HELP = ("A/B(/n) test readout per randomization unit: delta-method ratio metrics, Welch's t, "
+        "sample ratio mismatch check, CUPED, Holm/BH corrections")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from onlineeval.abtest.metrics import METRICS
+    from onlineeval.abtest.readout import TESTS
+    from onlineeval.stats.multiple import CORRECTIONS
+
+    parser.add_argument("logs", metavar="LOGS", help="log directory (searches.*, clicks.*, ...)")
+    parser.add_argument("--control", default="control", help="control variant (default control)")
+    parser.add_argument("--treatment", action="append", default=None, metavar="NAME",
+                        help="treatment variant; repeat for A/B/n (default: every other variant)")
+    parser.add_argument("--metrics", default=None, metavar="NAME,...",
+                        help=f"metrics (default all): {', '.join(METRICS)}")
+    parser.add_argument("--unit", default="user_id",
+                        help="randomization unit column of searches (default user_id)")
+    parser.add_argument("--experiment", default=None,
+                        help="experiment to analyse (required when the log holds several)")
+    parser.add_argument("--pre-period", default=None, nargs="+", metavar="START,END",
+                        help="CUPED with the pre-period START <= ts < END (experiment: ts >= "
+                        "END), given as START,END or START END; or one timestamp, the "
+                        "experiment start")
+    parser.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
+    parser.add_argument("--correction", default="holm", choices=list(CORRECTIONS),
+                        help="multiple-testing correction across metrics x treatments "
+                        "(default holm)")
+    parser.add_argument("--test", default="auto", choices=list(TESTS),
+                        help="auto: delta-method z / Welch's t; mannwhitney: Mann-Whitney U "
+                        "for per-unit means; bootstrap: unit-resampling bootstrap")
+    parser.add_argument("--expected-split", default=None, metavar="VARIANT=SHARE,...",
+                        help="expected share of units per variant for the SRM check "
+                        "(default equal)")
+    parser.add_argument("--srm-alpha", type=float, default=0.001,
+                        help="SRM p-value threshold (default 0.001)")
+    parser.add_argument("--bootstrap-reps", type=int, default=2000,
+                        help="bootstrap replicates (default 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_format_argument(parser)
+
+
+def parse_split(text: str | None) -> dict[str, float] | None:
+    """``"control=0.5,treatment=0.5"`` -> ``{"control": 0.5, "treatment": 0.5}``."""
+    if text is None:
+        return None
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, value = part.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InvalidParameterError(
+                f"--expected-split must look like control=0.5,treatment=0.5; got {text!r}"
+            ) from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from onlineeval.abtest import abtest
+    from onlineeval.logs import load_logs
+
+    logs = load_logs(args.logs)
+    if logs.report.excluded_total:
+        print(logs.report.summary(), file=sys.stderr)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        treatments = None
+        if args.treatment:
+            treatments = [t.strip() for item in args.treatment for t in item.split(",")
+                          if t.strip()]
+        df = abtest(
+            logs, control=args.control, treatments=treatments, metrics=args.metrics,
+            unit=args.unit, alpha=args.alpha, correction=args.correction,
+            pre_period=",".join(args.pre_period) if args.pre_period else None,
+            experiment=args.experiment, test=args.test,
+            expected_split=parse_split(args.expected_split), srm_alpha=args.srm_alpha,
+            bootstrap_reps=args.bootstrap_reps, seed=args.seed,
+        )
+    srm = df.attrs["srm"]
+    for w in caught:
+        # the SRM warning is shown with the output, prominently, instead
+        if not srm["mismatch"] or "SAMPLE RATIO MISMATCH" not in str(w.message):
+            print(f"warning: {w.message}", file=sys.stderr)
+    message = df.attrs["srm_message"]
+    if args.format == "json":
+        json.dump({"srm": srm, "results": records(df)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.format == "csv":
+        if srm["mismatch"]:
+            print(f"!!! {message}", file=sys.stderr)
+        emit(df, "csv")
+    else:
+        if srm["mismatch"]:
+            bar = "!" * 78
+            print(f"{bar}\n!!! {message}\n{bar}")
+        else:
+            print(message)
+        emit(df, "table", float_format="{:.4g}")
+        tests = ", ".join(f"{m}: {t}" for m, t in df.attrs["tests"].items())
+        print(f"tests: {tests}; correction: {df.attrs['correction']}; "
+              f"alpha = {df.attrs['alpha']:g}; intervals are not adjusted")
+    excluded = {k: v for k, v in df.attrs["excluded"].items() if v}
+    if excluded:
+        print("left out of the analysis: "
+              + ", ".join(f"{k} = {v:,}" for k, v in excluded.items()), file=sys.stderr)
+    return 0

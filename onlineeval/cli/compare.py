@@ -1,0 +1,42 @@
+"""``onlineeval compare``: paired offline comparison of runs against a baseline."""
+
+from __future__ import annotations
+
+import argparse
+
+from onlineeval.cli._output import add_format_argument, emit
+
+NAME = "compare"
+HELP = ("compare runs with a baseline run per query: mean delta, CI, p-value (paired t, "
+        "Wilcoxon, sign, randomization or bootstrap test), effect size, Holm/BH correction")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file")
+    parser.add_argument("run_a", metavar="RUN_A", help="baseline TREC run")
+    parser.add_argument("runs", metavar="RUN_B", nargs="+",
+                        help="one or more runs, each compared with RUN_A")
+    parser.add_argument("-m", "--measure", dest="measures", action="append", required=True,
+                        help="measure (repeatable), e.g. -m ndcg@10 -m map")
+    parser.add_argument("--test", default="t",
+                        help="paired test: t (default), wilcoxon, sign, randomization, "
+                             "bootstrap")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    parser.add_argument("--correction", default="holm", choices=("holm", "bh", "none"),
+                        help="multiple-testing correction over runs × measures")
+    parser.add_argument("--resamples", type=int, default=10_000,
+                        help="resamples of the randomization and bootstrap tests")
+    parser.add_argument("--seed", type=int, default=0, help="seed of resampling tests")
+    add_format_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from onlineeval.offline.compare import compare
+
+    result = compare(
+        args.qrels, args.run_a, list(args.runs), args.measures, test=args.test,
+        alpha=args.alpha, correction=args.correction, n_resamples=args.resamples,
+        seed=args.seed,
+    )
+    emit(result, args.format)
+    return 0

@@ -1,0 +1,67 @@
+"""``onlineeval interleave LOGS``: read out interleaving experiments from a click log."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from onlineeval.cli._output import add_format_argument, emit
+
+NAME = "interleave"
+HELP = ("read out team-draft interleaving (and multileaving) experiments from a click log whose "
+        "results.team names the ranker of each result: wins, ties, delta_ab, sign test, "
+        "user-level bootstrap CI, winner")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", metavar="LOGS",
+                        help="log directory with searches.*, results.* (with team), clicks.*")
+    parser.add_argument("--experiment", default=None, metavar="NAME",
+                        help="only this experiment (default: every experiment with "
+                             "interleaved pages)")
+    parser.add_argument("--per-query", action="store_true",
+                        help="per-query variant: outcomes averaged within each query first, "
+                             "then across queries")
+    parser.add_argument("--by", default="", metavar="variant,day",
+                        help="also break down by variant and/or day")
+    parser.add_argument("--team-a", default=None, metavar="TEAM",
+                        help="report this team as A (default: the alphabetically first team "
+                             "of each pair)")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="significance level for the winner; CI coverage is 1-alpha "
+                             "(default 0.05)")
+    parser.add_argument("--resamples", type=int, default=1000,
+                        help="bootstrap resamples of users for the CI (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--matrix", action="store_true",
+                        help="print the pairwise preference matrix (delta_ab of row team over "
+                             "column team) of each experiment instead of the records")
+    add_format_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from onlineeval.interleaving import FIELDS, interleaving_readout, preference_matrix
+    from onlineeval.logs import load_logs
+
+    logs = load_logs(args.logs)
+    if logs.report.excluded_total:
+        print(logs.report.summary(), file=sys.stderr)
+    by = [b.strip() for b in args.by.split(",") if b.strip()]
+    out = interleaving_readout(
+        logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,
+        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed,
+    )
+    if args.matrix:
+        frames = []
+        for experiment, part in out.groupby("experiment", dropna=False, sort=True):
+            m = preference_matrix(part).reset_index()
+            m.insert(0, "experiment", experiment)
+            frames.append(m)
+        emit(pd.concat(frames, ignore_index=True), args.format)
+        return 0
+    cols = list(FIELDS)
+    cols[1:1] = by
+    emit(out[cols], args.format)
+    return 0

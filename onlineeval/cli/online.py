@@ -1,0 +1,65 @@
+"""``onlineeval online LOGS``: the online metrics of a click log, per variant (or any group)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from onlineeval.cli._output import add_format_argument, emit
+
+NAME = "online"
+HELP = ("online metrics of a click log per group: searches, sessions, users, CTR, abandonment, "
+        "zero-result rate, session success, time to first click, click MRR, reformulation")
+
+
+def add_log_arguments(parser: argparse.ArgumentParser, by_default: str) -> None:
+    """Arguments shared by the online-metrics commands: LOGS, --by, --strict, --format."""
+    parser.add_argument("logs", metavar="LOGS",
+                        help="log directory holding searches.*, clicks.* and optionally "
+                        "results.* (CSV, CSV.gz, Parquet or JSON lines)")
+    parser.add_argument("--by", default=by_default, metavar="COL,...",
+                        help="group by these searches columns and/or time buckets hour, day, "
+                        f"week of ts (default {by_default or 'none: the whole log'}); "
+                        "'' for none")
+    parser.add_argument("--strict", action="store_true",
+                        help="fail instead of excluding bad rows (duplicates, orphans, ...)")
+    add_format_argument(parser)
+
+
+def load(args: argparse.Namespace) -> Any:
+    """Load the log named on the command line and print its load report on stderr."""
+    from onlineeval.logs import load_logs
+
+    logs = load_logs(args.logs, strict=args.strict)
+    print(logs.report.summary(), file=sys.stderr)
+    return logs
+
+
+def by_columns(text: str) -> list[str]:
+    return [b.strip() for b in text.split(",") if b.strip()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from onlineeval.online.definitions import COLUMNS, METRICS
+
+    add_log_arguments(parser, "variant")
+    parser.add_argument("--sat-dwell", type=float, default=30.0, metavar="SECONDS",
+                        help="dwell from which a click is satisfied (default 30)")
+    parser.add_argument("--session-gap", type=float, default=30.0, metavar="MINUTES",
+                        help="inactivity that ends a derived session (default 30; used when "
+                        "the log has no session_id)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "metrics:\n" + "\n".join(
+        f"  {name}: {METRICS.get(name).definition}" for name in COLUMNS
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from onlineeval.online import online_metrics
+
+    logs = load(args)
+    df = online_metrics(logs, by=by_columns(args.by), sat_dwell_s=args.sat_dwell,
+                        session_gap_min=args.session_gap)
+    emit(df, args.format)
+    return 0

@@ -1,0 +1,34 @@
+"""Interleaving: build merged lists, read team credit out of click logs, test significance.
+
+- :func:`team_draft` (Radlinski, Kurup & Joachims 2008), :func:`balanced` with
+  :func:`balanced_credit` (Joachims 2003), :func:`team_draft_multileave` (Schuth et al. 2014);
+- :func:`interleaving_readout`: per experiment and ranker pair, wins, ties, Δ_AB, a binomial
+  sign test and a user-level bootstrap CI, from logs whose ``results.team`` names the ranker.
+"""
+
+from __future__ import annotations
+
+from onlineeval.interleaving.balanced import balanced, balanced_credit
+from onlineeval.interleaving.multileave import team_draft_multileave
+from onlineeval.interleaving.readout import FIELDS, interleaving_readout, preference_matrix
+from onlineeval.interleaving.team_draft import (
+    Interleaved,
+    outcome,
+    team_draft,
+    team_draft_credit,
+    team_draft_distribution,
+)
+
+__all__ = [
+    "FIELDS",
+    "Interleaved",
+    "balanced",
+    "balanced_credit",
+    "interleaving_readout",
+    "outcome",
+    "preference_matrix",
+    "team_draft",
+    "team_draft_credit",
+    "team_draft_distribution",
+    "team_draft_multileave",
+]

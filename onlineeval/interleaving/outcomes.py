@@ -1,0 +1,122 @@
+"""Interleaving outcomes from click logs: the SQL of ``sql/interleaving/`` run on loaded logs.
+
+``page_outcomes`` stores the per-page credit and outcome (``interleaving/page_outcomes``) as
+the temp table ``interleaving_page_outcomes`` in the log's connection; ``user_stats`` and
+``summary`` aggregate it. Large logs stay in DuckDB: only per-user sufficient statistics
+(one row per user and ranker pair) come back to Python.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.queries import load
+
+PAGE_TABLE = "interleaving_page_outcomes"
+# extra grouping columns the readout accepts (all are columns of the page-outcome table)
+GROUPINGS: tuple[str, ...] = ("variant", "day")
+
+
+def as_logs(logs: Any) -> Any:
+    """A loaded log: a :class:`onlineeval.Logs` (or anything with a DuckDB ``con`` holding the
+    views searches, results, clicks), or a path that :func:`onlineeval.load_logs` reads."""
+    if isinstance(logs, str | os.PathLike):
+        from onlineeval.logs import load_logs
+
+        return load_logs(logs)
+    if isinstance(getattr(logs, "con", None), duckdb.DuckDBPyConnection):
+        return logs
+    raise InvalidParameterError(
+        "logs must be a path to a log directory or the result of onlineeval.load_logs(); "
+        f"got {type(logs).__name__}"
+    )
+
+
+def _has(logs: Any, table: str, column: str) -> bool:
+    has = getattr(logs, "has", None)
+    if callable(has):
+        return bool(has(table, column))
+    cols = logs.con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = $t", {"t": table}
+    ).fetchall()
+    return column in {c for (c,) in cols}
+
+
+def check_by(logs: Any, by: Sequence[str]) -> list[str]:
+    """The grouping columns, checked: only variant and day, and day needs searches.ts."""
+    if isinstance(by, str):
+        by = [b.strip() for b in by.split(",") if b.strip()]
+    out = list(dict.fromkeys(by))
+    bad = [b for b in out if b not in GROUPINGS]
+    if bad:
+        raise InvalidParameterError(
+            f"interleaving can be broken down by {', '.join(GROUPINGS)}; got {', '.join(bad)}"
+        )
+    if "day" in out and not _has(logs, "searches", "ts"):
+        raise SchemaError(
+            "a breakdown by day needs searches.ts, which this log does not have; "
+            "drop 'day' from the breakdown"
+        )
+    return out
+
+
+def page_outcomes(logs: Any, experiment: str | None = None) -> int:
+    """Create the temp table ``interleaving_page_outcomes`` in ``logs.con``; return its rows.
+
+    Raises :class:`~onlineeval.errors.InputError` when the log has no interleaved page (no
+    ``results.team``), or when ``experiment`` names no experiment with interleaved pages.
+    """
+    con = logs.con
+    if not _has(logs, "results", "team"):
+        raise SchemaError(
+            "interleaving needs results.team (the ranker that placed each result); this log "
+            "has no team column in results. Give the results table a team column, or map one "
+            "with columns={'results': {'<your column>': 'team'}}"
+        )
+    q = load("interleaving/page_outcomes")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {PAGE_TABLE} AS {q.render()}",
+                q.bind(experiment=experiment))
+    (n,) = con.execute(f"SELECT count(*) FROM {PAGE_TABLE}").fetchone()
+    if n == 0:
+        known = [
+            e for (e,) in con.execute(
+                "SELECT DISTINCT s.experiment FROM searches AS s JOIN results AS r "
+                "ON r.search_id = s.search_id WHERE r.team IS NOT NULL ORDER BY 1"
+            ).fetchall()
+        ]
+        if experiment is not None:
+            raise InputError(
+                f"experiment {experiment!r} has no interleaved pages with two or more teams; "
+                f"experiments with interleaved pages: {', '.join(map(str, known)) or 'none'}"
+            )
+        raise InputError(
+            "the log has no interleaved pages with two or more teams (an interleaved page is "
+            "a search whose results carry a team; a comparison needs two team names in one "
+            "experiment)"
+        )
+    return int(n)
+
+
+def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
+    """Per-user sufficient statistics (``interleaving/user_stats``) of the page outcomes.
+
+    ``by`` may include ``query`` besides variant and day (used for the per-query variant).
+    Call :func:`page_outcomes` first.
+    """
+    q = load("interleaving/user_stats")
+    return logs.con.execute(q.render(by=list(by)), q.bind()).df()
+
+
+def summary(logs: Any, experiment: str | None = None, by: Sequence[str] = ()) -> pd.DataFrame:
+    """The SQL-only readout (``interleaving/summary``): counts, Δ_AB, share_a and the
+    per-query Δ per experiment and ranker pair, without significance."""
+    by = check_by(logs, by)
+    page_outcomes(logs, experiment)
+    q = load("interleaving/summary")
+    return logs.con.execute(q.render(by=by), q.bind()).df()

@@ -1,0 +1,135 @@
+"""Convert a source column to its canonical type, and find values that do not convert.
+
+Every conversion is written with ``TRY_CAST`` semantics so the same expression serves both
+validation (``raw IS NOT NULL AND converted IS NULL`` marks a bad value) and the views. When a
+source column already has the canonical type the expression is the bare column: no cast, so
+Parquet logs in the canonical layout are scanned as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+INT_TYPES = frozenset({
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+    "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+})
+FLOAT_TYPES = frozenset({"FLOAT", "DOUBLE", "DECIMAL", "REAL"})
+NAIVE_TS_TYPES = frozenset({
+    "TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S", "DATE", "TIMESTAMP_US",
+})
+TZ_TS_TYPES = frozenset({"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"})
+
+# A time followed by a UTC offset or Z: such text is read as an instant and shown in UTC.
+# DuckDB's plain TIMESTAMP cast would silently drop the offset.
+_OFFSET = r"[0-9]:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?\s*([+-][0-9]{2}(:?[0-9]{2})?|[Zz]|UTC)$"
+
+
+class UnsupportedType(Exception):
+    """The source type cannot hold this kind of column; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """SQL expression giving the canonical value, and whether values must be checked."""
+
+    expr: str
+    checked: bool  # True: a non-null source value may convert to NULL (a bad value)
+    sql_type: str  # resulting SQL type
+
+
+def base_type(sql_type: str) -> str:
+    """``DECIMAL(18,3)`` → ``DECIMAL``; ``VARCHAR`` → ``VARCHAR``."""
+    t = str(sql_type).upper()
+    if t.startswith("TIMESTAMP WITH TIME ZONE"):
+        return "TIMESTAMP WITH TIME ZONE"
+    return re.sub(r"\(.*\)$", "", t).strip()
+
+
+def _integral(x: str, limit: str) -> str:
+    return f"CASE WHEN {x} = trunc({x}) AND abs({x}) <= {limit} THEN {x} END"
+
+
+def convert(kind: str, source_type: str, q: str) -> Conversion:
+    """Conversion of quoted column ``q`` with DuckDB type ``source_type`` to ``kind``."""
+    t = base_type(source_type)
+    if kind == "text":
+        if t == "VARCHAR":
+            return Conversion(q, False, "VARCHAR")
+        return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
+    if kind == "id":
+        if t == "VARCHAR" or t in INT_TYPES:
+            return Conversion(q, False, t)
+        if t in FLOAT_TYPES:
+            # pandas turns integer ids into floats when a value is missing
+            inner = _integral(q, "9.2e18")
+            return Conversion(f"CAST({inner} AS BIGINT)", True, "BIGINT")
+        if t in ("BOOLEAN",) or t.endswith("]") or t.startswith(("STRUCT", "MAP", "LIST")):
+            raise UnsupportedType(f"an id must be text or an integer, not {source_type}")
+        return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
+    if kind == "timestamp":
+        if t == "TIMESTAMP":
+            return Conversion(q, False, "TIMESTAMP")
+        if t in NAIVE_TS_TYPES:
+            return Conversion(f"CAST({q} AS TIMESTAMP)", False, "TIMESTAMP")
+        if t in TZ_TS_TYPES:
+            return Conversion(f"timezone('UTC', {q})", False, "TIMESTAMP")
+        if t == "VARCHAR":
+            expr = (
+                f"CASE WHEN regexp_matches({q}, '{_OFFSET}') "
+                f"THEN timezone('UTC', TRY_CAST({q} AS TIMESTAMPTZ)) "
+                f"ELSE TRY_CAST({q} AS TIMESTAMP) END"
+            )
+            return Conversion(expr, True, "TIMESTAMP")
+        if t in INT_TYPES or t in FLOAT_TYPES:
+            raise UnsupportedType(
+                f"a timestamp must be a TIMESTAMP or text like '2024-05-01 12:30:00', not "
+                f"{source_type}; numbers are ambiguous (seconds? milliseconds?), so convert "
+                "epoch numbers to timestamps first (e.g. pandas.to_datetime(x, unit='s'))"
+            )
+        raise UnsupportedType(f"a timestamp must be a TIMESTAMP or text, not {source_type}")
+    if kind == "integer":
+        if t == "INTEGER":
+            return Conversion(q, False, "INTEGER")
+        if t in INT_TYPES:
+            return Conversion(f"TRY_CAST({q} AS INTEGER)", True, "INTEGER")
+        if t in FLOAT_TYPES:
+            x = f"CAST({q} AS DOUBLE)"
+            return Conversion(f"CAST({_integral(x, '2147483647')} AS INTEGER)", True, "INTEGER")
+        if t == "VARCHAR":
+            x = f"TRY_CAST({q} AS DOUBLE)"
+            return Conversion(f"CAST({_integral(x, '2147483647')} AS INTEGER)", True, "INTEGER")
+        raise UnsupportedType(f"an integer column cannot be {source_type}")
+    if kind == "double":
+        if t == "DOUBLE":
+            return Conversion(q, False, "DOUBLE")
+        if t in INT_TYPES or t in FLOAT_TYPES:
+            return Conversion(f"CAST({q} AS DOUBLE)", False, "DOUBLE")
+        if t == "VARCHAR":
+            return Conversion(f"TRY_CAST({q} AS DOUBLE)", True, "DOUBLE")
+        raise UnsupportedType(f"a number column cannot be {source_type}")
+    raise ValueError(f"unknown column kind {kind!r}")
+
+
+KIND_WORDS = {
+    "id": "an id (text or integer)",
+    "timestamp": "a timestamp (e.g. 2024-05-01 12:30:00)",
+    "integer": "a whole number",
+    "double": "a number",
+    "text": "text",
+}
+
+
+def common_id_type(types: list[str]) -> str | None:
+    """The type every id column is cast to so joins work, or None if they already agree."""
+    distinct = set(types)
+    if len(distinct) <= 1:
+        return None
+    if distinct <= INT_TYPES:
+        return "HUGEINT" if distinct & {"HUGEINT", "UBIGINT", "UHUGEINT"} else "BIGINT"
+    return "VARCHAR"

@@ -1,0 +1,357 @@
+"""``load_logs``: open a click log as three clean DuckDB views, with a LoadReport.
+
+The plan keeps the data where it is. Each source table becomes a view over its files (or
+DataFrame); a second view converts columns to canonical names and types; validation runs a
+few aggregate queries (one pass per table, plus one more only when something is wrong); the
+clean views ``searches``, ``results`` and ``clicks`` add a filter or an anti-join against a
+small temporary table of bad keys only for the kinds of exclusion that actually occurred. A
+log without problems is therefore read through plain projections.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from onlineeval.errors import InvalidParameterError, SchemaError, StrictModeError
+from onlineeval.logs import casting, mapping
+from onlineeval.logs.report import REASONS, LoadReport
+from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
+from onlineeval.logs.sources import EXTENSIONS, Source, find_table, open_table
+from onlineeval.queries import quote_ident as qi
+
+_PREFIX = "_oe_"
+_EXAMPLES = 3
+
+
+@dataclass
+class _Table:
+    """One opened table: its source, mapped columns, conversions and view names."""
+
+    name: str
+    source: Source
+    columns: dict[str, str]  # canonical or extra output name -> source column
+    conversions: dict[str, casting.Conversion] = field(default_factory=dict)
+    extras: list[str] = field(default_factory=list)
+    types: dict[str, str] = field(default_factory=dict)  # canonical name -> SQL type
+
+    @property
+    def raw(self) -> str:
+        return qi(f"{_PREFIX}raw_{self.name}")
+
+    @property
+    def check(self) -> str:
+        return qi(f"{_PREFIX}check_{self.name}")
+
+    @property
+    def typed(self) -> str:
+        return qi(f"{_PREFIX}typed_{self.name}")
+
+    def has(self, column: str) -> bool:
+        return column in self.conversions
+
+
+class Logs:
+    """A loaded click log: clean views in a DuckDB connection, and the load report.
+
+    Attributes
+    ----------
+    con
+        DuckDB connection holding the views ``searches``, ``results`` and ``clicks``
+        (canonical columns, excluded rows removed; see the README's log-schema section).
+    report
+        :class:`LoadReport` — rows read and rows excluded per table and reason.
+    source
+        Human description of where the log came from.
+    has_results
+        Whether a results table was given (``results`` is an empty view otherwise).
+    """
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, report: LoadReport, source: str,
+        provided: dict[str, frozenset[str]], extras: dict[str, tuple[str, ...]],
+    ) -> None:
+        self.con = con
+        self.report = report
+        self.source = source
+        self._provided = provided
+        self._extras = extras
+
+    @property
+    def has_results(self) -> bool:
+        """True when a results table was given."""
+        return "results" in self._provided
+
+    def has(self, table: str, column: str) -> bool:
+        """Did the source provide ``column`` of ``table`` (after the column mapping)?
+
+        Derived or filled columns (``n_results`` counted from results, a click's rank or
+        doc_id looked up in results, ``session_id``) are not "provided".
+        """
+        if table not in TABLES:
+            raise InvalidParameterError(
+                f"unknown table {table!r}; the log tables are {', '.join(TABLES)}"
+            )
+        return column in self._provided.get(table, frozenset())
+
+    def extra_columns(self, table: str = "searches") -> tuple[str, ...]:
+        """Non-canonical source columns kept in a view (only ``searches`` keeps any)."""
+        return self._extras.get(table, ())
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{t}={self.report.rows_kept(t):,}" for t in self.report.rows_read)
+        return f"<Logs {self.source}: {counts}>"
+
+
+def load_logs(
+    path: str | os.PathLike[str] | None = None, *,
+    searches: Any = None, results: Any = None, clicks: Any = None,
+    columns: dict[str, Any] | None = None, strict: bool = False,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> Logs:
+    """Load a click log into DuckDB views and validate it.
+
+    Parameters
+    ----------
+    path
+        Directory holding ``searches.*``, ``clicks.*`` and optionally ``results.*``: each a
+        CSV, CSV.gz, TSV, Parquet or JSON-lines file, or a folder of such part files.
+    searches, results, clicks
+        A table given directly: a path (file, folder of parts, or glob pattern) or a pandas
+        DataFrame. Overrides the table of the same name found under ``path``.
+    columns
+        Column mapping, source name -> canonical name, either per table
+        (``{"searches": {"qid": "search_id"}}``) or flat (``{"qid": "search_id"}``, applied
+        to every table having that column). Map a column to ``None`` to ignore it.
+    strict
+        Raise :class:`~onlineeval.errors.StrictModeError` (with counts and example rows)
+        instead of excluding any row.
+    con
+        DuckDB connection to create the views in (default: a new
+        :func:`onlineeval.db.connect` connection). Views and helper tables it creates are
+        temporary and named ``searches``, ``results``, ``clicks`` and ``_oe_*``; loading a
+        second log into the same connection replaces them.
+
+    Returns
+    -------
+    Logs
+        ``logs.con`` holds the clean views ``searches(search_id, user_id, ts, session_id,
+        query, experiment, variant, n_results)``, ``results(search_id, rank, doc_id, team)``
+        and ``clicks(search_id, rank, doc_id, ts, dwell_ms)``.
+
+    Raises
+    ------
+    SchemaError
+        A table or required column is missing, a file is empty, a column mapping names a
+        column that does not exist, or a value cannot be read as its column's type.
+    LogFormatError
+        A file cannot be parsed.
+    StrictModeError
+        ``strict=True`` and some rows would be excluded.
+    """
+    if con is None:
+        from onlineeval.db import connect
+
+        con = connect()
+    specs, source = _collect(path, {"searches": searches, "results": results, "clicks": clicks})
+    opened = {t: open_table(con, t, spec) for t, spec in specs.items()}
+    available = {t: (s.label, list(s.relation.columns)) for t, s in opened.items()}
+    maps = mapping.per_table(columns, available)
+    tables = {t: _prepare(t, s, maps[t]) for t, s in opened.items()}
+    _unify_ids(tables)
+    for t in tables.values():
+        _create_source_views(con, t, tables)
+    report = LoadReport(source=source)
+    report.provided = {t: tuple(c for c in column_names(t) if tb.has(c)) for t, tb in
+                       tables.items()}
+    classified = _validate(con, tables, report)
+    if strict and report.excluded:
+        raise StrictModeError(_strict_message(con, report, classified, tables))
+    provided = {t: frozenset(tb.conversions) | frozenset(tb.extras) for t, tb in tables.items()}
+    extras = {t: tuple(tb.extras) for t, tb in tables.items() if tb.extras}
+    return Logs(con, report, source, provided, extras)
+
+
+# --- collecting and preparing the tables -------------------------------------------------
+
+def _collect(
+    path: str | os.PathLike[str] | None, given: dict[str, Any],
+) -> tuple[dict[str, Any], str]:
+    specs = {t: v for t, v in given.items() if v is not None}
+    if path is not None:
+        directory = Path(os.fspath(path))
+        if not directory.is_dir():
+            what = "a file" if directory.exists() else "missing"
+            raise SchemaError(
+                f"{directory}: a log path must be a directory holding searches.*, clicks.* and "
+                f"optionally results.* ({what}); to load single files pass searches=, "
+                "clicks=, results="
+            )
+        for t in TABLES:
+            if t not in specs:
+                found = find_table(directory, t)
+                if found is not None:
+                    specs[t] = found
+        source = str(directory)
+    else:
+        source = ", ".join(
+            f"{t}={v}" if not hasattr(v, "columns") else f"{t}=DataFrame"
+            for t, v in specs.items()
+        ) or "nothing"
+    for t in ("searches", "clicks"):
+        if t not in specs:
+            where = (
+                f"{path}: no {t} table found (looked for {t}"
+                f"{{{','.join(EXTENSIONS)}}} and a {t}/ folder of parts)"
+                if path is not None else f"no {t} table given"
+            )
+            raise SchemaError(
+                f"{where}; a log needs searches and clicks tables (results is optional). "
+                f"Pass {t}= a path or DataFrame."
+            )
+    return specs, source
+
+
+def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Table:
+    cols = list(source.relation.columns)
+    out = mapping.resolve(name, source.label, cols, table_map)
+    canon = column_names(name)
+    required = [c.name for c in SCHEMA[name] if c.required]
+    missing = [c for c in required if c not in out]
+    if name == "clicks" and "rank" not in out and "doc_id" not in out:
+        missing.append("rank or doc_id")
+    if missing:
+        raise SchemaError(
+            f"{source.label}: the {name} table lacks required column(s) "
+            f"{', '.join(repr(m) for m in missing)}; its columns are: {', '.join(cols)}. "
+            f"Rename them in the file or pass a mapping, e.g. "
+            f"columns={{{name!r}: {{'<your column>': {missing[0].split()[0]!r}}}}}"
+        )
+    types = dict(zip(cols, (str(t) for t in source.relation.types), strict=True))
+    table = _Table(name, source, out)
+    for col in SCHEMA[name]:
+        if col.name not in out:
+            continue
+        src = out[col.name]
+        try:
+            conv = casting.convert(col.kind, types[src], qi(src))
+        except casting.UnsupportedType as exc:
+            raise SchemaError(
+                f"{source.label}: column {src!r} ({name}.{col.name}) must be "
+                f"{casting.KIND_WORDS[col.kind]}; {exc.reason}"
+            ) from None
+        table.conversions[col.name] = conv
+        table.types[col.name] = conv.sql_type
+    if name == "searches":
+        # Extra searches columns (e.g. a country to group by) are kept unless their name is
+        # canonical in another table, which would make joins ambiguous.
+        others = {c.name for cs in SCHEMA.values() for c in cs}
+        table.extras = [c for c in out if c not in canon and c not in others]
+    return table
+
+
+def _unify_ids(tables: dict[str, _Table]) -> None:
+    for column, members in (("search_id", TABLES), ("doc_id", ("results", "clicks"))):
+        present = [tables[t] for t in members if t in tables and tables[t].has(column)]
+        target = casting.common_id_type([t.types[column] for t in present])
+        if target is None:
+            continue
+        for t in present:
+            if t.types[column] != target:
+                conv = t.conversions[column]
+                t.conversions[column] = casting.Conversion(
+                    f"CAST({conv.expr} AS {target})", conv.checked, target,
+                )
+                t.types[column] = target
+
+
+def _id_type(tables: dict[str, _Table], column: str, prefer: tuple[str, ...]) -> str:
+    for t in prefer:
+        if t in tables and tables[t].has(column):
+            return tables[t].types[column]
+    return "VARCHAR"
+
+
+def _placeholder(tables: dict[str, _Table], table: str, col: Column) -> str:
+    if col.name == "search_id":
+        sql_type = _id_type(tables, "search_id", TABLES)
+    elif col.name == "doc_id":
+        sql_type = _id_type(tables, "doc_id", ("results", "clicks"))
+    elif col.kind == "id":
+        sql_type = "VARCHAR"
+    else:
+        sql_type = SQL_TYPE[col.kind]
+    return f"CAST(NULL AS {sql_type})"
+
+
+def _create_source_views(
+    con: duckdb.DuckDBPyConnection, t: _Table, all_tables: dict[str, _Table],
+) -> None:
+    # register() makes a temporary view, even on a file-backed connection
+    con.register(f"{_PREFIX}raw_{t.name}", t.source.relation)
+    check_cols, typed_cols = [], []
+    for col in SCHEMA[t.name]:
+        if t.has(col.name):
+            conv = t.conversions[col.name]
+            expr = conv.expr
+            if conv.checked:
+                src = qi(t.columns[col.name])
+                check_cols.append(
+                    f"({src} IS NOT NULL AND ({expr}) IS NULL) AS {qi(_PREFIX + 'bad_' + col.name)}"
+                )
+        else:
+            expr = _placeholder(all_tables, t.name, col)
+        typed_cols.append(f"{expr} AS {qi(col.name)}")
+    typed_cols += [f"{qi(t.columns[x])} AS {qi(x)}" for x in t.extras]
+    _run(con, f"CREATE OR REPLACE TEMP VIEW {t.typed} AS SELECT {', '.join(typed_cols)} "
+              f"FROM {t.raw}")
+    _run(con, f"CREATE OR REPLACE TEMP VIEW {t.check} AS SELECT "
+              f"{', '.join(typed_cols + check_cols)} FROM {t.raw}")
+
+
+def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None,
+         ) -> list[tuple[Any, ...]]:
+    return con.execute(sql, params or {}).fetchall()
+
+
+# --- validation and the clean views ------------------------------------------------------
+
+def _validate(
+    con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: LoadReport,
+) -> dict[str, str]:
+    """Count rows and exclusions, create the clean views; return each table's classified SQL."""
+    from onlineeval.logs.validate import validate
+
+    return validate(con, tables, report)
+
+
+def _strict_message(
+    con: duckdb.DuckDBPyConnection, report: LoadReport, classified: dict[str, str],
+    tables: dict[str, _Table],
+) -> str:
+    lines = [
+        f"strict mode: {report.excluded_total:,} rows of {report.source} would be excluded "
+        "(load without strict=True / --strict to exclude and count them instead):"
+    ]
+    for (table, reason), n in report.excluded.items():
+        lines.append(f"  {table}: {n:,} rows ({reason}): {REASONS[reason]}; e.g.")
+        names = [c for c in column_names(table) if tables[table].has(c)]
+        sql = (f"SELECT {', '.join(qi(c) for c in names)} FROM ({classified[table]}) "
+               f"WHERE _oe_reason = $reason LIMIT {_EXAMPLES}")
+        for row in _run(con, sql, {"reason": reason}):
+            shown = ", ".join(f"{c}={_show(v)}" for c, v in zip(names, row, strict=True))
+            lines.append(f"    {shown}")
+    return "\n".join(lines)
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+__all__ = ["Logs", "load_logs"]

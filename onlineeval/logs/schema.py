@@ -1,0 +1,76 @@
+"""The canonical click-log schema: three tables, their columns, types and which are required.
+
+Column kinds decide how a source column is converted:
+
+``id``
+    kept in its source type (VARCHAR or integer); ``search_id`` (all three tables) and
+    ``doc_id`` (results and clicks) are brought to one common type so joins work.
+``timestamp``
+    ``TIMESTAMP`` (UTC when the source carries a time zone or an offset).
+``integer`` / ``double`` / ``text``
+    ``INTEGER`` / ``DOUBLE`` / ``VARCHAR``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TABLES: tuple[str, ...] = ("searches", "results", "clicks")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One canonical column: its name, kind (see module doc) and whether it is required."""
+
+    name: str
+    kind: str
+    required: bool = False
+
+
+SCHEMA: dict[str, tuple[Column, ...]] = {
+    "searches": (
+        Column("search_id", "id", True),
+        Column("user_id", "id", True),
+        # required, except for logs from sources without times (see LoadReport.missing)
+        Column("ts", "timestamp"),
+        Column("session_id", "id"),
+        Column("query", "text"),
+        Column("experiment", "text"),
+        Column("variant", "text"),
+        Column("n_results", "integer"),
+    ),
+    "results": (
+        Column("search_id", "id", True),
+        Column("rank", "integer", True),
+        Column("doc_id", "id", True),
+        Column("team", "text"),
+    ),
+    "clicks": (
+        Column("search_id", "id", True),
+        # rank and/or doc_id: at least one of the two must be present
+        Column("rank", "integer"),
+        Column("doc_id", "id"),
+        Column("ts", "timestamp"),
+        Column("dwell_ms", "double"),
+    ),
+}
+
+SQL_TYPE = {
+    "timestamp": "TIMESTAMP",
+    "integer": "INTEGER",
+    "double": "DOUBLE",
+    "text": "VARCHAR",
+}
+
+
+def column_names(table: str) -> tuple[str, ...]:
+    """Canonical column names of ``table``, in view order."""
+    return tuple(c.name for c in SCHEMA[table])
+
+
+def column(table: str, name: str) -> Column | None:
+    """The canonical column ``name`` of ``table``, or None."""
+    for c in SCHEMA[table]:
+        if c.name == name:
+            return c
+    return None

@@ -1,0 +1,186 @@
+"""Open one log table (a file, a folder or glob of parts, or a DataFrame) as a DuckDB relation.
+
+Files are read by DuckDB's relational API (``con.read_parquet`` and friends), so paths are
+passed as data and never pasted into SQL text. The format is decided by the file extension:
+
+=====================================  ===========================
+extension                              format
+=====================================  ===========================
+``.parquet``, ``.pq``                  Parquet
+``.csv``, ``.csv.gz``                  CSV with a header line
+``.tsv``, ``.tsv.gz``                  tab-separated, header line
+``.jsonl``, ``.ndjson``, ``.json``     JSON lines (``.gz`` too)
+=====================================  ===========================
+
+CSV and TSV are read with every column as text; the loader converts and validates each
+canonical column itself, so a bad value is reported with its file and column.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from onlineeval.errors import LogFormatError, SchemaError
+
+_FORMATS: tuple[tuple[str, str], ...] = (
+    (".parquet", "parquet"),
+    (".pq", "parquet"),
+    (".csv.gz", "csv"),
+    (".csv", "csv"),
+    (".tsv.gz", "tsv"),
+    (".tsv", "tsv"),
+    (".jsonl.gz", "json"),
+    (".jsonl", "json"),
+    (".ndjson.gz", "json"),
+    (".ndjson", "json"),
+    (".json.gz", "json"),
+    (".json", "json"),
+)
+EXTENSIONS: tuple[str, ...] = tuple(ext for ext, _ in _FORMATS)
+
+
+@dataclass
+class Source:
+    """One opened table: where it came from (for messages), its format and relation."""
+
+    table: str
+    label: str
+    format: str
+    relation: duckdb.DuckDBPyRelation
+    files: tuple[str, ...] = ()
+
+
+def file_format(path: str | os.PathLike[str]) -> str | None:
+    """The format of ``path`` by its extension, or None when the extension is not known."""
+    name = os.fspath(path).lower()
+    for ext, fmt in _FORMATS:
+        if name.endswith(ext):
+            return fmt
+    return None
+
+
+def _is_glob(text: str) -> bool:
+    return any(ch in text for ch in "*?[") and not os.path.exists(text)
+
+
+def _part_files(folder: Path) -> list[str]:
+    # Part files written by Spark/DuckDB sit beside markers such as _SUCCESS or .crc files.
+    found = []
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not p.name.startswith((".", "_")) and file_format(p):
+            found.append(str(p))
+    return found
+
+
+def find_table(directory: Path, table: str) -> Path | None:
+    """The file or folder for ``table`` inside a log directory (``searches.parquet``, ...)."""
+    candidates = [directory / f"{table}{ext}" for ext in EXTENSIONS]
+    candidates.append(directory / table)
+    present = [c for c in candidates if c.exists()]
+    if len(present) > 1:
+        raise SchemaError(
+            f"{directory}: several files hold table {table!r}: "
+            f"{', '.join(p.name for p in present)}; keep exactly one"
+        )
+    return present[0] if present else None
+
+
+def resolve_files(spec: str | os.PathLike[str], table: str) -> tuple[str, list[str]]:
+    """Expand a table path (file, folder of parts, or glob) to its format and file list."""
+    text = os.fspath(spec)
+    path = Path(text)
+    if path.is_dir():
+        files = _part_files(path.resolve())
+        if not files:
+            raise SchemaError(
+                f"{path}: folder for table {table!r} holds no part files with a known "
+                f"extension ({', '.join(EXTENSIONS)})"
+            )
+    elif path.is_file():
+        files = [os.path.abspath(text)]
+    elif _is_glob(text):
+        files = sorted(
+            os.path.abspath(f) for f in glob.glob(text, recursive=True) if os.path.isfile(f)
+        )
+        if not files:
+            raise SchemaError(f"{text}: the pattern for table {table!r} matches no file")
+    else:
+        raise SchemaError(f"{text}: no such file or folder (table {table!r})")
+    formats = {file_format(f) for f in files}
+    if None in formats:
+        bad = next(f for f in files if file_format(f) is None)
+        raise SchemaError(
+            f"{bad}: cannot tell the format of table {table!r} from the file name; "
+            f"use one of the extensions {', '.join(EXTENSIONS)}"
+        )
+    if len(formats) > 1:
+        raise SchemaError(
+            f"{text}: the parts of table {table!r} mix formats ({', '.join(sorted(formats))}); "
+            "all parts must have one format"
+        )
+    for f in files:
+        if os.path.getsize(f) == 0:
+            raise SchemaError(
+                f"{f}: the file is empty; table {table!r} needs at least its column names "
+                "(a header line for CSV)"
+            )
+    return formats.pop(), files  # type: ignore[return-value]
+
+
+def _read(con: duckdb.DuckDBPyConnection, fmt: str, files: list[str]) -> duckdb.DuckDBPyRelation:
+    arg: Any = files if len(files) > 1 else files[0]
+    if fmt == "parquet":
+        return con.read_parquet(arg)
+    if fmt in ("csv", "tsv"):
+        # A fixed delimiter: left to guess, the sniffer reads a file with a ragged line as
+        # one single text column instead of failing.
+        # skiprows=0: the header is the first line, never a guessed later one.
+        return con.read_csv(arg, header=True, all_varchar=True, skiprows=0,
+                            sep="\t" if fmt == "tsv" else ",")
+    return con.read_json(arg, format="auto")
+
+
+def open_table(
+    con: duckdb.DuckDBPyConnection, table: str, spec: Any,
+) -> Source:
+    """Open ``spec`` (path, folder, glob or pandas DataFrame) as table ``table``."""
+    if isinstance(spec, pd.DataFrame):
+        if len(spec.columns) == 0:
+            raise SchemaError(f"the DataFrame given as {table}= has no columns")
+        bad = [c for c in spec.columns if not isinstance(c, str)]
+        if bad:
+            raise SchemaError(
+                f"the DataFrame given as {table}= has non-text column names {bad!r}; "
+                "column names must be strings"
+            )
+        return Source(table, f"DataFrame {table}=", "dataframe", con.from_df(spec))
+    if not isinstance(spec, str | os.PathLike):
+        raise SchemaError(
+            f"{table}= must be a path (str or pathlib.Path) or a pandas DataFrame; "
+            f"got {type(spec).__name__}"
+        )
+    fmt, files = resolve_files(spec, table)
+    label = files[0] if len(files) == 1 else f"{os.fspath(spec)} ({len(files)} parts)"
+    try:
+        rel = _read(con, fmt, files)
+    except duckdb.Error as exc:
+        hint = {
+            "csv": " (check that every line has as many comma-separated fields as the header)",
+            "tsv": " (check that every line has as many tab-separated fields as the header)",
+        }.get(fmt, "")
+        raise LogFormatError(
+            label, None, f"cannot read as {fmt}{hint}: {_first_line(exc)}"
+        ) from None
+    return Source(table, label, fmt, rel, tuple(files))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,399 @@
+"""Validation of the loaded tables and creation of the clean views.
+
+Per table, one aggregate query counts rows, unreadable values and each exclusion reason
+(joined to the kept searches and results where the reason needs it). Only when that finds a
+problem does a second query materialize the offending keys into a small temporary table, which
+the clean view anti-joins. Reasons (see :data:`onlineeval.logs.report.REASONS`) are assigned
+per row in a fixed order, so every excluded row is counted exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from onlineeval.errors import LogFormatError, SchemaError
+from onlineeval.logs.casting import KIND_WORDS
+from onlineeval.logs.report import LoadReport
+from onlineeval.logs.schema import SCHEMA, column_names
+from onlineeval.queries import quote_ident as qi
+
+if TYPE_CHECKING:
+    from onlineeval.logs.load import _Table
+
+_BASE_SEARCHES = qi("_oe_base_searches")
+_DUP_SIDS = qi("_oe_dup_search_ids")
+_EXCL_SIDS = qi("_oe_excluded_search_ids")
+_DUP_RANKS = qi("_oe_dup_ranks")
+_RES_BAD_SIDS = qi("_oe_results_bad_sids")
+_CLK_BAD_SIDS = qi("_oe_clicks_bad_sids")
+_CLK_BAD_KEYS = qi("_oe_clicks_bad_keys")
+_DOC_RANK = qi("_oe_doc_rank")
+
+SID, RANK, DOC = qi("search_id"), qi("rank"), qi("doc_id")
+
+
+def _query(con: duckdb.DuckDBPyConnection, t: _Table, sql: str,
+           params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+    try:
+        return con.execute(sql, params or {}).fetchall()
+    except duckdb.Error as exc:
+        text = str(exc).strip()
+        first = "\n".join(text.splitlines()[:3]) if text else type(exc).__name__
+        raise LogFormatError(t.source.label, None,
+                             f"cannot read the {t.name} table: {first}") from None
+
+
+def _checked(t: _Table) -> list[str]:
+    return [c for c, conv in t.conversions.items() if conv.checked]
+
+
+def _bad_counts(t: _Table) -> list[str]:
+    return [f"count(*) FILTER (WHERE {qi('_oe_bad_' + c)})" for c in _checked(t)]
+
+
+def _raise_bad_values(con: duckdb.DuckDBPyConnection, t: _Table, counts: list[int],
+                      total: int) -> None:
+    for col, n in zip(_checked(t), counts, strict=True):
+        if not n:
+            continue
+        src = t.columns[col]
+        conv = t.conversions[col]
+        rows = _query(con, t, f"SELECT CAST({qi(src)} AS VARCHAR) FROM {t.raw} "
+                              f"WHERE {qi(src)} IS NOT NULL AND ({conv.expr}) IS NULL LIMIT 3")
+        examples = ", ".join(repr(r[0]) for r in rows)
+        kind = next(c.kind for c in SCHEMA[t.name] if c.name == col)
+        raise SchemaError(
+            f"{t.source.label}: column {src!r} ({t.name}.{col}) must hold "
+            f"{KIND_WORDS[kind]}; {n:,} of {total:,} rows hold values that cannot be read as "
+            f"one, e.g. {examples}. Fix these values, or map another column with columns=."
+        )
+
+
+def _create(con: duckdb.DuckDBPyConnection, t: _Table, kind: str, name: str, sql: str) -> None:
+    _query(con, t, f"CREATE OR REPLACE TEMP {kind} {name} AS {sql}")
+
+
+def _reason_counts(report: LoadReport, table: str, names: list[str], values: list[int]) -> None:
+    for reason, n in zip(names, values, strict=True):
+        if n:
+            report.excluded[(table, reason)] = int(n)
+
+
+def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table],
+             report: LoadReport) -> dict[str, str]:
+    """Validate, fill ``report``, create the clean views; return classified SQL per table."""
+    classified: dict[str, str] = {}
+    excluded_sids = _searches(con, tables["searches"], report, classified)
+    facts = _clicks_prepass(con, tables, report)
+    matched = None
+    if "results" in tables:
+        matched = _results(con, tables["results"], report, classified, excluded_sids,
+                           facts.get("keys"))
+    else:
+        _empty_results(con, tables)
+    _clicks(con, tables, report, classified, excluded_sids, facts, matched)
+    _final_searches(con, tables)
+    return classified
+
+
+# --- searches -------------------------------------------------------------------------------
+
+def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
+              classified: dict[str, str]) -> bool:
+    required = ["search_id", "user_id"] + (["ts"] if t.has("ts") else [])
+    null = " OR ".join(f"s.{qi(c)} IS NULL" for c in required)
+    bad = _bad_counts(t)
+    row = _query(con, t, f"SELECT count(*), count(*) FILTER (WHERE {null}), "
+                         f"count(DISTINCT s.{SID}) FILTER (WHERE NOT ({null})) "
+                         f"{''.join(', ' + b for b in bad)} FROM {t.check} s")[0]
+    n, n_null, n_distinct = row[0], row[1], row[2]
+    _raise_bad_values(con, t, list(row[3:]), n)
+    if n == 0:
+        raise SchemaError(f"{t.source.label}: the searches table has no rows")
+    report.rows_read["searches"] = n
+    report.excluded.update({("searches", "null_required"): n_null} if n_null else {})
+    dup = n_distinct < n - n_null
+    if dup:
+        _create(con, t, "TABLE", _DUP_SIDS,
+                f"SELECT s.{SID}, count(*) AS n FROM {t.typed} s WHERE NOT ({null}) "
+                f"GROUP BY s.{SID} HAVING count(*) > 1")
+        n_dup = _query(con, t, f"SELECT sum(n) FROM {_DUP_SIDS}")[0][0]
+        report.excluded[("searches", "duplicate_search_id")] = int(n_dup)
+    reason = (f"CASE WHEN {null} THEN 'null_required'"
+              + (f" WHEN d.{SID} IS NOT NULL THEN 'duplicate_search_id'" if dup else "")
+              + " END")
+    join = f" LEFT JOIN {_DUP_SIDS} d ON s.{SID} = d.{SID}" if dup else ""
+    classified["searches"] = f"SELECT s.*, {reason} AS _oe_reason FROM {t.typed} s{join}"
+    where = f" WHERE NOT ({null})" if n_null else ""
+    anti = f" ANTI JOIN {_DUP_SIDS} d ON s.{SID} = d.{SID}" if dup else ""
+    _create(con, t, "VIEW", _BASE_SEARCHES, f"SELECT s.* FROM {t.typed} s{anti}{where}")
+    if n_null or dup:
+        _create(con, t, "TABLE", _EXCL_SIDS,
+                f"SELECT DISTINCT {SID} FROM ({classified['searches']}) "
+                f"WHERE _oe_reason IS NOT NULL AND {SID} IS NOT NULL")
+        return True
+    return False
+
+
+def _final_searches(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table]) -> None:
+    t = tables["searches"]
+    cols = [f"s.{qi(c)}" for c in column_names("searches") if c != "n_results"]
+    join = ""
+    if t.has("n_results") or "results" not in tables:
+        cols.append(f"s.{qi('n_results')}")
+    else:
+        cols.append(f"CAST(coalesce(n.n, 0) AS INTEGER) AS {qi('n_results')}")
+        join = (f" LEFT JOIN (SELECT {SID}, count(*) AS n FROM {qi('results')} GROUP BY {SID})"
+                f" n ON s.{SID} = n.{SID}")
+    cols += [f"s.{qi(x)}" for x in t.extras]
+    _create(con, t, "VIEW", qi("searches"),
+            f"SELECT {', '.join(cols)} FROM {_BASE_SEARCHES} s{join}")
+
+
+# --- results --------------------------------------------------------------------------------
+
+def _results_reason(null: str, dup: bool, excluded_sids: bool) -> str:
+    unknown = (f"CASE WHEN e.{SID} IS NOT NULL THEN 'search_excluded' ELSE 'unknown_search' END"
+               if excluded_sids else "'unknown_search'")
+    return (f"CASE WHEN {null} THEN 'null_required' WHEN r.{RANK} < 1 THEN 'rank_below_1'"
+            + (f" WHEN dr.{SID} IS NOT NULL THEN 'duplicate_rank'" if dup else "")
+            + f" WHEN k.{SID} IS NULL THEN {unknown} END")
+
+
+def _results_from(base: str, dup: bool, excluded_sids: bool) -> str:
+    sql = f"{base} r LEFT JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID}"
+    if excluded_sids:
+        sql += f" LEFT JOIN {_EXCL_SIDS} e ON r.{SID} = e.{SID}"
+    if dup:
+        sql += f" LEFT JOIN {_DUP_RANKS} dr ON r.{SID} = dr.{SID} AND r.{RANK} = dr.{RANK}"
+    return sql
+
+
+RESULT_REASONS = ["null_required", "rank_below_1", "duplicate_rank", "search_excluded",
+                  "unknown_search"]
+
+
+def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
+             classified: dict[str, str], excluded_sids: bool, click_keys: str | None,
+             ) -> int | None:
+    """Validate results and create their view.
+
+    With ``click_keys`` (clicks grouped by search_id and rank, see :func:`_clicks_prepass`)
+    the same pass counts the clicks that land on a kept result, so the clicks need not be
+    checked against the results in a second scan; returns that count, or None when it could
+    not be established (no keys, repeated ranks, one rank clicked with different doc_ids).
+    """
+    null = f"r.{SID} IS NULL OR r.{RANK} IS NULL OR r.{DOC} IS NULL"
+    valid = f"NOT ({null}) AND r.{RANK} >= 1"
+    n_bad = len(_checked(t))
+    # One pass grouped by search: row counts per problem, and a bitmask of the ranks 1..63
+    # seen, so a repeated rank shows as fewer mask bits than rows without counting distinct
+    # (search_id, rank) pairs over the whole table. Ranks above 63 are rare; more than one
+    # per search sends the log to the exact check below.
+    small = f"NOT ({null}) AND r.{RANK} BETWEEN 1 AND 63"
+    bads = "".join(f", count(*) FILTER (WHERE {qi('_oe_bad_' + c)}) AS b{i}"
+                   for i, c in enumerate(_checked(t)))
+    grouped = (
+        f"SELECT r.{SID} AS sid, count(*) AS n, "
+        f"count(*) FILTER (WHERE r.{RANK} IS NULL OR r.{DOC} IS NULL) AS n_null, "
+        f"count(*) FILTER (WHERE r.{RANK} < 1 AND r.{DOC} IS NOT NULL) AS n_low, "
+        f"count(*) FILTER (WHERE {small}) AS n_small, "
+        f"coalesce(bit_or(CASE WHEN {small} THEN CAST(1 AS UBIGINT) << "
+        f"CAST(r.{RANK} AS UBIGINT) END), CAST(0 AS UBIGINT)) AS mask, "
+        f"count(*) FILTER (WHERE NOT ({null}) AND r.{RANK} > 63) AS n_big{bads}"
+        + (f", sum(CASE WHEN {valid} THEN ck.n_nodoc + CASE WHEN ck.dmin = r.{DOC} "
+           f"THEN ck.n_doc ELSE 0 END END) AS matched, "
+           f"count(*) FILTER (WHERE ck.dmin <> ck.dmax) AS ambiguous" if click_keys else "")
+        + f" FROM {t.check} r"
+        + (f" LEFT JOIN ({click_keys}) ck ON r.{SID} = ck.{SID} AND r.{RANK} = ck.{RANK}"
+           if click_keys else "")
+        + f" GROUP BY r.{SID}"
+    )
+    excl = (f"e.{SID} IS NOT NULL" if excluded_sids else "false")
+    joins = f" LEFT JOIN {_BASE_SEARCHES} k ON g.sid = k.{SID}"
+    if excluded_sids:
+        joins += f" LEFT JOIN {_EXCL_SIDS} e ON g.sid = e.{SID}"
+    lost = f"g.sid IS NOT NULL AND k.{SID} IS NULL"
+    sums = "".join(f", sum(g.b{i})" for i in range(n_bad))
+    if click_keys:
+        sums += (f", sum(g.matched) FILTER (WHERE g.sid IS NOT NULL AND k.{SID} IS NOT NULL), "
+                 "sum(g.ambiguous)")
+    row = _query(con, t, (
+        f"SELECT sum(g.n), sum(CASE WHEN g.sid IS NULL THEN g.n ELSE g.n_null END), "
+        f"sum(CASE WHEN g.sid IS NULL THEN 0 ELSE g.n_low END), "
+        f"count(*) FILTER (WHERE g.sid IS NOT NULL AND "
+        f"(g.n_small <> bit_count(g.mask) OR g.n_big > 1)), "
+        f"sum(g.n_small + g.n_big) FILTER (WHERE {lost} AND {excl}), "
+        f"sum(g.n_small + g.n_big) FILTER (WHERE {lost} AND NOT {excl}){sums} "
+        f"FROM ({grouped}) g{joins}"))[0]
+    row = [int(v or 0) for v in row]
+    n = row[0]
+    _raise_bad_values(con, t, row[6:6 + n_bad], n)
+    matched = row[6 + n_bad] if click_keys and not row[7 + n_bad] else None
+    report.rows_read["results"] = n
+    reasons = [row[1], row[2], 0, row[4], row[5]]
+    dup = False
+    if row[3]:
+        _create(con, t, "TABLE", _DUP_RANKS,
+                f"SELECT r.{SID}, r.{RANK} FROM {t.typed} r WHERE {valid} "
+                f"GROUP BY r.{SID}, r.{RANK} HAVING count(*) > 1")
+        dup = _query(con, t, f"SELECT count(*) FROM {_DUP_RANKS}")[0][0] > 0
+    classified["results"] = (
+        f"SELECT r.*, {_results_reason(null, dup, excluded_sids)} AS _oe_reason "
+        f"FROM {_results_from(t.typed, dup, excluded_sids)}")
+    if dup:
+        sel = ", ".join(f"count(*) FILTER (WHERE _oe_reason = '{r}')" for r in RESULT_REASONS)
+        reasons = list(_query(con, t, f"SELECT {sel} FROM ({classified['results']})")[0])
+    _reason_counts(report, "results", RESULT_REASONS, reasons)
+    by = dict(zip(RESULT_REASONS, reasons, strict=True))
+    sql = f"SELECT r.{SID}, r.{RANK}, r.{DOC}, r.{qi('team')} FROM {t.typed} r"
+    if dup:
+        sql += f" ANTI JOIN {_DUP_RANKS} dr ON r.{SID} = dr.{SID} AND r.{RANK} = dr.{RANK}"
+    if by["search_excluded"] or by["unknown_search"]:
+        _create(con, t, "TABLE", _RES_BAD_SIDS,
+                f"SELECT DISTINCT r.{SID} FROM {t.typed} r "
+                f"ANTI JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID} WHERE r.{SID} IS NOT NULL")
+        sql += f" ANTI JOIN {_RES_BAD_SIDS} b ON r.{SID} = b.{SID}"
+    where = []
+    if by["null_required"]:
+        where.append(f"NOT ({null})")
+    if by["rank_below_1"]:
+        where.append(f"r.{RANK} >= 1")
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    _create(con, t, "VIEW", qi("results"), sql)
+    return None if dup else matched
+
+
+def _empty_results(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table]) -> None:
+    sid = next(t.types["search_id"] for t in tables.values())
+    doc = tables["clicks"].types.get("doc_id", "VARCHAR")
+    _create(con, tables["searches"], "VIEW", qi("results"),
+            f"SELECT CAST(NULL AS {sid}) AS {SID}, CAST(NULL AS INTEGER) AS {RANK}, "
+            f"CAST(NULL AS {doc}) AS {DOC}, CAST(NULL AS VARCHAR) AS {qi('team')} WHERE false")
+
+
+# --- clicks ---------------------------------------------------------------------------------
+
+CLICK_REASONS = ["null_required", "rank_below_1", "search_excluded", "unknown_search",
+                 "not_on_page"]
+
+
+def _clicks_prepass(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table],
+                    report: LoadReport) -> dict[str, Any]:
+    """Count clicks and check their values; describe the click keys for the results pass."""
+    t = tables["clicks"]
+    bad = _bad_counts(t)
+    row = _query(con, t, f"SELECT count(*), "
+                         f"count(*) FILTER (WHERE c.{RANK} IS NOT NULL AND c.{DOC} IS NULL), "
+                         f"count(*) FILTER (WHERE c.{RANK} IS NULL AND c.{DOC} IS NOT NULL)"
+                         f"{''.join(', ' + b for b in bad)} FROM {t.check} c")[0]
+    n, rank_only, doc_only = row[0], row[1], row[2]
+    _raise_bad_values(con, t, list(row[3:]), n)
+    report.rows_read["clicks"] = n
+    facts: dict[str, Any] = {"rank_only": rank_only, "doc_only": doc_only}
+    if "results" in tables and t.has("rank") and not doc_only:
+        # one row per clicked (search, rank): how many clicks carry no doc_id, how many do,
+        # and the doc_ids they name (equal min and max: all name the same doc)
+        facts["keys"] = (
+            f"SELECT c.{SID}, c.{RANK}, count(*) FILTER (WHERE c.{DOC} IS NULL) AS n_nodoc, "
+            f"count(*) FILTER (WHERE c.{DOC} IS NOT NULL) AS n_doc, min(c.{DOC}) AS dmin, "
+            f"max(c.{DOC}) AS dmax FROM {t.typed} c "
+            f"WHERE c.{SID} IS NOT NULL AND c.{RANK} >= 1 GROUP BY c.{SID}, c.{RANK}"
+        )
+    return facts
+
+
+def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: LoadReport,
+            classified: dict[str, str], excluded_sids: bool, facts: dict[str, Any],
+            matched: int | None) -> None:
+    """Classify clicks and create their view.
+
+    ``matched`` (from the results pass) is the number of clicks on a kept search that land on
+    a kept result; then clicks are classified without joining the results again.
+    """
+    t = tables["clicks"]
+    has_results = "results" in tables
+    null = f"c.{SID} IS NULL OR (c.{RANK} IS NULL AND c.{DOC} IS NULL)"
+    rank_only, doc_only = facts["rank_only"], facts["doc_only"]
+    # joins to the results, needed to check (and fill) what was clicked
+    use_r1 = has_results and t.has("rank")
+    use_r2 = has_results and doc_only > 0
+    if use_r2:
+        _create(con, t, "VIEW", _DOC_RANK,
+                f"SELECT {SID}, {DOC}, min({RANK}) AS {RANK} FROM {qi('results')} "
+                f"GROUP BY {SID}, {DOC}")
+    page_joins = ""
+    if use_r1:
+        page_joins += (f" LEFT JOIN {qi('results')} r1 ON c.{SID} = r1.{SID} "
+                       f"AND c.{RANK} = r1.{RANK}")
+    if use_r2:
+        page_joins += f" LEFT JOIN {_DOC_RANK} r2 ON c.{SID} = r2.{SID} AND c.{DOC} = r2.{DOC}"
+    found2 = f"r2.{SID} IS NOT NULL" if use_r2 else "false"
+    if use_r1:
+        on_page = (f"CASE WHEN c.{RANK} IS NOT NULL THEN r1.{SID} IS NOT NULL AND "
+                   f"(c.{DOC} IS NULL OR r1.{DOC} = c.{DOC}) ELSE {found2} END")
+    else:
+        on_page = found2
+    unknown = (f"CASE WHEN e.{SID} IS NOT NULL THEN 'search_excluded' ELSE 'unknown_search' END"
+               if excluded_sids else "'unknown_search'")
+    # reasons that need only the searches; then, with results, "not on the page"
+    row_reasons = (f"WHEN {null} THEN 'null_required' WHEN c.{RANK} < 1 THEN 'rank_below_1' "
+                   f"WHEN k.{SID} IS NULL THEN {unknown}")
+    search_joins = f" LEFT JOIN {_BASE_SEARCHES} k ON c.{SID} = k.{SID}"
+    if excluded_sids:
+        search_joins += f" LEFT JOIN {_EXCL_SIDS} e ON c.{SID} = e.{SID}"
+    by_search = (f"SELECT c.*, CASE {row_reasons} END AS _oe_reason "
+                 f"FROM {t.typed} c{search_joins}")
+    if has_results:
+        classified["clicks"] = (
+            f"SELECT c.*, CASE {row_reasons} WHEN NOT ({on_page}) THEN 'not_on_page' END "
+            f"AS _oe_reason FROM {t.typed} c{search_joins}{page_joins}")
+    else:
+        classified["clicks"] = by_search
+    sel = ", ".join(f"count(*) FILTER (WHERE _oe_reason = '{r}')" for r in CLICK_REASONS)
+    reasons = None
+    if matched is not None:
+        # Every click the search checks leave unexcluded has a rank >= 1 here (no doc-only
+        # clicks); those the results pass did not match to a kept result are not on the page.
+        row = _query(con, t, f"SELECT {sel}, count(*) FILTER (WHERE _oe_reason IS NULL) "
+                             f"FROM ({by_search})")[0]
+        if row[-1] >= matched:
+            reasons = [*row[:4], row[-1] - matched]
+    if reasons is None:
+        reasons = _query(con, t, f"SELECT {sel} FROM ({classified['clicks']})")[0]
+    _reason_counts(report, "clicks", CLICK_REASONS, list(reasons))
+    by = dict(zip(CLICK_REASONS, reasons, strict=True))
+
+    fill_doc = use_r1 and rank_only > 0
+    rank = f"coalesce(c.{RANK}, r2.{RANK})" if use_r2 else f"c.{RANK}"
+    doc = f"coalesce(c.{DOC}, r1.{DOC})" if fill_doc else f"c.{DOC}"
+    sql = (f"SELECT c.{SID}, {rank} AS {RANK}, {doc} AS {DOC}, c.{qi('ts')}, "
+           f"c.{qi('dwell_ms')} FROM {t.typed} c")
+    if fill_doc:
+        sql += (f" LEFT JOIN {qi('results')} r1 ON c.{SID} = r1.{SID} "
+                f"AND c.{RANK} = r1.{RANK}")
+    if use_r2:
+        sql += f" LEFT JOIN {_DOC_RANK} r2 ON c.{SID} = r2.{SID} AND c.{DOC} = r2.{DOC}"
+    if by["search_excluded"] or by["unknown_search"]:
+        _create(con, t, "TABLE", _CLK_BAD_SIDS,
+                f"SELECT DISTINCT {SID} FROM ({by_search}) "
+                "WHERE _oe_reason IN ('search_excluded', 'unknown_search')")
+        sql += f" ANTI JOIN {_CLK_BAD_SIDS} b ON c.{SID} = b.{SID}"
+    if by["not_on_page"]:
+        _create(con, t, "TABLE", _CLK_BAD_KEYS,
+                f"SELECT DISTINCT {SID}, {RANK}, {DOC} FROM ({classified['clicks']}) "
+                "WHERE _oe_reason = 'not_on_page'")
+        sql += (f" ANTI JOIN {_CLK_BAD_KEYS} x ON c.{SID} = x.{SID} "
+                f"AND c.{RANK} IS NOT DISTINCT FROM x.{RANK} "
+                f"AND c.{DOC} IS NOT DISTINCT FROM x.{DOC}")
+    where = []
+    if by["null_required"]:
+        where.append(f"NOT ({null})")
+    if by["rank_below_1"]:
+        where.append(f"(c.{RANK} IS NULL OR c.{RANK} >= 1)")
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    _create(con, t, "VIEW", qi("clicks"), sql)

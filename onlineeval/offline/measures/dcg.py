@@ -1,0 +1,201 @@
+"""Discounted-gain measures: ndcg, ndcg_cut, ndcg_rel, Rndcg, binG, G.
+
+Gains are those of :mod:`onlineeval.offline.measures.gains` (grade itself by default —
+trec_eval's linear gain, not 2^g − 1); the relevance level ``-l`` does NOT change gains
+(trec_eval ignores it here), except in binG. ``log2`` discounts, 0-based position ``i`` in the
+ranking has discount ``log2(i + 2)``.
+
+- ``ndcg`` (m_ndcg.c, Järvelin & Kekäläinen 2002): DCG = Σ_i gain_i / log2(i+2) over all
+  retrieved; IDCG the same over the ideal ranking of ALL judged documents with gain > 0 (not
+  cut at the number retrieved). ndcg = DCG / IDCG; 0 when IDCG = 0. Parameters:
+  ``grade=gain`` pairs.
+- ``ndcg_cut_k`` (m_ndcg_cut.c): DCG and IDCG both over the first k positions; grades as
+  gains (no parameters besides cutoffs). 0 when IDCG = 0. Defaults 5,...,1000.
+- ``ndcg_rel`` (m_ndcg_rel.c): ndcg averaged over relevant documents: for each retrieved
+  document with gain > 0 at position i, DCG(0..i) / IDCG(0..min(i, m−1)); each of the m ideal
+  documents not retrieved adds DCG(all) / IDCG(all); the sum is divided by m (ideal documents
+  with gain > 0). 0 when that sum is 0.
+- ``Rndcg`` (m_Rndcg.c): ndcg averaged over the points where the ideal gain changes level
+  (plus the end of the retrieved list once the ideal is exhausted); 0 when R = 0.
+- ``binG`` (m_binG.c): Σ over relevant retrieved (grade >= level) of
+  1 / log2(2 + non-relevant documents above it), divided by R.
+- ``G`` (m_G.c): Σ_i gain_i / log2(2 + cost_i − gained_i) where gained_i is the gain so far
+  and cost_i the ideal gain so far with each ideal step costing at least 1 (1 per position
+  once the ideal is exhausted), divided by the ideal total gain.
+
+ndcg and ndcg_cut are vectorised over all queries; ndcg_rel, Rndcg and G (rarely used, and
+defined by trec_eval as a walk along the ranking) walk each query in Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from onlineeval.offline.measures.base import TrecMeasure, ratio, register
+from onlineeval.offline.measures.gains import gains, top_level_gain
+from onlineeval.offline.measures.precision import CUTOFFS
+from onlineeval.offline.ranking import Ranked
+
+
+def dcg_ideal(r: Ranked, pairs: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(DCG over all retrieved, ideal DCG over all judged) per query."""
+    key = ("dcg", pairs)
+    if key not in r._cache:
+        g = gains(r, pairs)
+        dcg = r.segment_sum(g.row / np.log2(r.pos + 2.0))
+        idcg = np.bincount(g.ideal_seg, weights=g.ideal / np.log2(g.ideal_pos + 2.0),
+                           minlength=r.n_queries)
+        r._cache[key] = (dcg, idcg)
+    return r._cache[key]
+
+
+def _ndcg(r: Ranked, pairs: tuple) -> list[np.ndarray]:
+    dcg, idcg = dcg_ideal(r, pairs)
+    return [ratio(dcg, idcg)]
+
+
+def _ndcg_cut(r: Ranked, cutoffs: tuple[int, ...]) -> list[np.ndarray]:
+    g = gains(r, ())
+    disc = g.row / np.log2(r.pos + 2.0)
+    idisc = g.ideal / np.log2(g.ideal_pos + 2.0)
+    out = []
+    for k in cutoffs:
+        dcg = r.segment_sum(np.where(r.pos < k, disc, 0.0))
+        idcg = np.bincount(g.ideal_seg, weights=np.where(g.ideal_pos < k, idisc, 0.0),
+                           minlength=r.n_queries)
+        out.append(np.where(idcg > 0, ratio(dcg, idcg), dcg))
+    return out
+
+
+def _query_walk(r: Ranked, pairs: tuple, i: int) -> tuple[list[float], list[float]]:
+    g = gains(r, pairs)
+    rows = g.row[r.offsets[i]:r.offsets[i + 1]].tolist()
+    ideal = g.ideal[g.ideal_offsets[i]:g.ideal_offsets[i + 1]].tolist()
+    return rows, ideal
+
+
+def _ndcg_rel(r: Ranked, pairs: tuple) -> list[np.ndarray]:
+    out = np.zeros(r.n_queries)
+    for q in range(r.n_queries):
+        rows, ideal = _query_walk(r, pairs, q)
+        m = len(ideal)
+        dcg = idcg = total = 0.0
+        rel_ret = 0
+        for i, gain in enumerate(rows):
+            if gain != 0:
+                dcg += gain / math.log2(i + 2)
+            if i < m:
+                idcg += ideal[i] / math.log2(i + 2)
+            if gain > 0:
+                total += dcg / idcg
+                rel_ret += 1
+        for i in range(len(rows), m):
+            idcg += ideal[i] / math.log2(i + 2)
+        if idcg > 0:
+            total += (m - rel_ret) * dcg / idcg
+        if total > 0:
+            out[q] = total / m
+    return [out]
+
+
+def _Rndcg(r: Ranked, pairs: tuple) -> list[np.ndarray]:
+    out = np.zeros(r.n_queries)
+    top = top_level_gain(r, pairs)
+    for q in range(r.n_queries):
+        if r.num_rel[q] == 0:
+            continue
+        rows, ideal = _query_walk(r, pairs, q)
+        n, m = len(rows), len(ideal)
+        old = float(top[q])
+        dcg = idcg = total = 0.0
+        changes = 0
+        i = 0
+        ideal_gain = old
+        while i < n and ideal_gain > 0.0:
+            ideal_gain = ideal[i] if i < m else 0.0
+            if ideal_gain != old:
+                if idcg > 0.0:
+                    total += dcg / idcg
+                    changes += 1
+                old = ideal_gain
+            if rows[i] != 0:
+                dcg += rows[i] / math.log2(i + 2)
+            if ideal_gain > 0.0:
+                idcg += ideal_gain / math.log2(i + 2)
+            i += 1
+        if i < n:
+            while i < n:
+                if rows[i] != 0:
+                    dcg += rows[i] / math.log2(i + 2)
+                i += 1
+            if idcg > 0.0:
+                total += dcg / idcg
+                changes += 1
+        while ideal_gain > 0.0:
+            ideal_gain = ideal[i] if i < m else 0.0
+            if ideal_gain != old:
+                if idcg > 0.0:
+                    total += dcg / idcg
+                    changes += 1
+                old = ideal_gain
+            if ideal_gain > 0.0:
+                idcg += ideal_gain / math.log2(i + 2)
+            i += 1
+        out[q] = total / changes if changes else 0.0
+    return [out]
+
+
+def _binG(r: Ranked, params: tuple) -> list[np.ndarray]:
+    nonrel_above = r.pos + 1 - r.cum_rel
+    contrib = np.where(r.is_rel, 1.0 / np.log2(2.0 + nonrel_above), 0.0)
+    return [ratio(r.segment_sum(contrib), r.num_rel)]
+
+
+def _G(r: Ranked, pairs: tuple) -> list[np.ndarray]:
+    out = np.zeros(r.n_queries)
+    top = top_level_gain(r, pairs)
+    for q in range(r.n_queries):
+        rows, ideal = _query_walk(r, pairs, q)
+        n, m = len(rows), len(ideal)
+        got = ideal_sum = cost = value = 0.0
+        ideal_gain = float(top[q])
+        i = 0
+        while i < n and ideal_gain > 0.0:
+            gain = rows[i]
+            got += gain
+            ideal_gain = ideal[i] if i < m else 0.0
+            if ideal_gain > 0.0:
+                ideal_sum += ideal_gain
+            cost += ideal_gain if ideal_gain >= 1.0 else 1.0
+            if gain != 0:
+                value += gain / math.log2(2 + cost - got)
+            i += 1
+        while i < n:
+            gain = rows[i]
+            got += gain
+            cost += 1.0
+            if gain != 0:
+                value += gain / math.log2(2 + cost - got)
+            i += 1
+        while ideal_gain > 0.0:
+            ideal_gain = ideal[i] if i < m else 0.0
+            if ideal_gain > 0.0:
+                ideal_sum += ideal_gain
+            i += 1
+        if ideal_sum > 0.0:
+            out[q] = value / ideal_sum
+    return [out]
+
+
+register(TrecMeasure("binG", 19, _binG, doc="binary G"))
+register(TrecMeasure("G", 20, _G, params="pairs", doc="normalised gain G"))
+register(TrecMeasure("ndcg", 23, _ndcg, params="pairs",
+                     doc="normalised DCG over the whole ranking (linear gain)"))
+register(TrecMeasure("ndcg_rel", 24, _ndcg_rel, params="pairs",
+                     doc="ndcg averaged over relevant documents"))
+register(TrecMeasure("Rndcg", 25, _Rndcg, params="pairs",
+                     doc="ndcg averaged over ideal gain-level changes"))
+register(TrecMeasure("ndcg_cut", 26, _ndcg_cut, params="cutoffs", defaults=CUTOFFS,
+                     doc="normalised DCG at cutoffs"))

@@ -1,0 +1,79 @@
+"""Interpolated precision at recall levels: iprec_at_recall and 11pt_avg.
+
+Matches trec_eval 10.0 ``m_iprec_at_recall.c`` and ``m_11pt_avg.c``. Per query, with ``R`` =
+num_rel and relevant retrieved documents at ranks ``r_1 < r_2 < ... < r_m``:
+
+- interpolated precision at the j-th relevant document: ``ip_j = max_{i >= j} i / r_i``
+  (the best precision at this point or deeper in the ranking);
+- a recall level ``x`` becomes a count of relevant documents ``k = lround(x · R)`` (round
+  half away from zero; trec_eval 10 changed this from v9's ``(long)(x·R + 0.9)``);
+- ``iprec_at_recall_x`` = ``ip_k`` for 1 <= k <= m; ``max_i i / r_i`` (= ip_1) for k = 0, and
+  0 when nothing relevant is retrieved; 0 for k > m (that recall is never reached).
+  Defaults x = 0.0, 0.1, ..., 1.0; values named ``iprec_at_recall_0.10`` etc.
+- ``11pt_avg`` = mean of those values over its recall levels (default the same 11 levels; the
+  levels are taken in the order given, as trec_eval expects them ascending).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onlineeval.offline.measures.base import TrecMeasure, register
+from onlineeval.offline.ranking import Ranked
+
+ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def lround(x: np.ndarray) -> np.ndarray:
+    """C ``lround`` for non-negative doubles: nearest integer, halves away from zero."""
+    lo = np.floor(x)
+    return np.where(x - lo >= 0.5, lo + 1.0, lo).astype(np.int64)
+
+
+def _interpolated(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
+    """(ip over relevant retrieved rows in rank order, index of each query's first such row)."""
+    if "iprec" in r._cache:
+        return r._cache["iprec"]
+    rows = np.flatnonzero(r.is_rel)
+    prec = r.cum_rel[rows] / (r.pos[rows] + 1.0)
+    q = r.seg[rows]
+    # Running max from the bottom of each query, exactly: rank the values, then a running max
+    # of (segment, value-rank) keys that restarts at each query boundary.
+    uniq, inv = np.unique(prec, return_inverse=True)
+    n_u = max(len(uniq), 1)
+    rev_key = (r.n_queries - 1 - q[::-1]) * n_u + inv[::-1]
+    run_max = np.maximum.accumulate(rev_key) if len(rev_key) else rev_key
+    ip = uniq[(run_max % n_u)[::-1]] if len(rows) else prec
+    first = np.concatenate(([0], np.cumsum(r.num_rel_ret)))[:-1]
+    r._cache["iprec"] = (ip, first)
+    return ip, first
+
+
+def iprec_at(r: Ranked, x: float) -> np.ndarray:
+    """Interpolated precision at recall level ``x`` per query (trec_eval's rules)."""
+    ip, first = _interpolated(r)
+    k = lround(x * r.num_rel.astype(np.float64))
+    m = r.num_rel_ret
+    out = np.zeros(r.n_queries)
+    hit = (k >= 1) & (k <= m)
+    out[hit] = ip[first[hit] + k[hit] - 1]
+    zero = (k == 0) & (m > 0)
+    out[zero] = ip[first[zero]]
+    return out
+
+
+def _iprec_at_recall(r: Ranked, levels: tuple[float, ...]) -> list[np.ndarray]:
+    return [iprec_at(r, x) for x in levels]
+
+
+def _11pt_avg(r: Ranked, levels: tuple[float, ...]) -> list[np.ndarray]:
+    total = np.zeros(r.n_queries)
+    for x in reversed(levels):  # trec_eval adds from the highest level down
+        total = total + iprec_at(r, x)
+    return [total / float(len(levels))]
+
+
+register(TrecMeasure("iprec_at_recall", 10, _iprec_at_recall, params="float_cutoffs",
+                     defaults=ELEVEN, doc="interpolated precision at recall levels"))
+register(TrecMeasure("11pt_avg", 18, _11pt_avg, params="floats", defaults=ELEVEN,
+                     doc="mean interpolated precision over recall levels"))

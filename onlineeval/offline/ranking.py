@@ -1,0 +1,437 @@
+"""The prepared (ranked, judged) form of a qrels + run pair that every measure reads.
+
+``prepare(qrels, run, relevance_level=1, max_results=None, complete=False) -> Ranked``
+
+Which queries are evaluated (trec_eval 10.0, ``trec_eval.c``)
+    Queries are those of the qrels, in byte order of their qid (C ``strcmp``; so "10" sorts
+    before "9"). A run query without judgments is ignored (counted in
+    ``Ranked.ignored_run_queries``). A judged query missing from the run is skipped, unless
+    ``complete=True`` (``trec_eval -c``): then it gets trec_eval's stand-in ranking of one
+    unjudged document and ``Ranked.missing`` marks it; the trec_eval driver then zeroes the
+    few measures trec_eval zeroes for it (num_ret, utility, unj, rbp_resid, relstring).
+
+Ranking (``form_res_rels.c``)
+    Within a query documents are ordered by score descending; equal scores are ordered by
+    docno descending in byte order (strcmp(b, a)). The run's rank column is never used.
+    ``max_results=M`` (``-M``) keeps the first M documents of that order.
+    A document listed twice for one query (within the kept M) is an error, as in trec_eval
+    ("duplicate docs"); so is a document judged twice for one evaluated query.
+
+Relevance of a retrieved document — ``Ranked.rel`` (int64, one per retrieved row)
+    the qrels grade (>= 0) if judged; ``NONPOOL = -1`` if the docno is not in the qrels for
+    that query; ``UNJUDGED = -2`` if it is in the qrels with a negative grade (trec_eval's
+    "in the pool but unjudged"; such judgments also do not count in ``rel_levels``).
+    A document is *relevant* when ``rel >= relevance_level`` (``-l``, default 1); a judged
+    document with ``0 <= rel < relevance_level`` is judged non-relevant.
+
+Layout (CSR): rows of all queries are concatenated, query ``i`` owns rows
+``offsets[i]:offsets[i+1]`` in rank order. Per-query arrays have length ``n_queries``.
+Helpers give the common building blocks without Python loops over queries:
+
+    seg        query index of each row                      (int64[N])
+    pos        0-based rank of each row within its query    (int64[N])
+    is_rel     rel >= relevance_level                       (bool[N])
+    cum_rel    relevant documents at or above each row      (int64[N])
+    num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged   (int64[Q])
+    rel_levels counts of judged docs per grade 0..max       (int64[Q, G])
+    at_cutoff(cum, k)   value of a per-row cumulative array after the first k rows of each
+                        query (0 when k = 0, the last value when k > num_ret); k scalar or
+                        int array[Q]
+    segment_sum(x)      per-query sum of a per-row array (sequential, left to right)
+    first_pos(mask)     0-based position of the first row where mask holds, -1 if none
+
+Every measure in :mod:`onlineeval.offline.measures` is a function of a ``Ranked`` and its
+parameters returning per-query float64 arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from onlineeval.errors import InputError, InvalidParameterError
+from onlineeval.offline.trec_format import Columns, load_qrels, load_run
+
+NONPOOL = -1
+UNJUDGED = -2
+
+#: the docno trec_eval -c gives the stand-in ranking of a query missing from the run
+MISSING_DOCNO = "ceci_nest_pas_un_docno"
+
+
+@dataclass
+class Ranked:
+    """Ranked relevance lists of every evaluated query (see module docstring)."""
+
+    qids: np.ndarray                 # object[Q], evaluation order
+    offsets: np.ndarray              # int64[Q+1]
+    rel: np.ndarray                  # int64[N]
+    score: np.ndarray                # float64[N]
+    rel_levels: np.ndarray           # int64[Q, G]; judged docs per grade 0..G-1
+    relevance_level: int = 1
+    missing: np.ndarray | None = None    # bool[Q]; stand-in rankings of complete=True
+    runid: str = ""
+    n_qrels_queries: int = 0
+    ignored_run_queries: int = 0
+    docno: np.ndarray | None = None  # object[N] when prepared with keep_docnos=True
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # ---- sizes
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    @cached_property
+    def num_ret(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @cached_property
+    def seg(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.num_ret)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        return np.arange(len(self.rel), dtype=np.int64) - self.offsets[:-1][self.seg]
+
+    # ---- relevance
+    @cached_property
+    def is_rel(self) -> np.ndarray:
+        return self.rel >= self.relevance_level
+
+    @cached_property
+    def cum_rel(self) -> np.ndarray:
+        return self.segment_cumsum(self.is_rel.astype(np.int64))
+
+    @cached_property
+    def num_rel(self) -> np.ndarray:
+        lvl = max(self.relevance_level, 0)
+        return self.rel_levels[:, lvl:].sum(axis=1).astype(np.int64)
+
+    @cached_property
+    def num_rel_ret(self) -> np.ndarray:
+        return self.segment_sum(self.is_rel.astype(np.int64)).astype(np.int64)
+
+    @cached_property
+    def num_nonpool(self) -> np.ndarray:
+        return self.segment_sum((self.rel == NONPOOL).astype(np.int64)).astype(np.int64)
+
+    @cached_property
+    def num_unjudged(self) -> np.ndarray:
+        return self.segment_sum((self.rel == UNJUDGED).astype(np.int64)).astype(np.int64)
+
+    @cached_property
+    def num_judged(self) -> np.ndarray:
+        """Judged documents (any grade >= 0) per query."""
+        return self.rel_levels.sum(axis=1).astype(np.int64)
+
+    # ---- segment helpers
+    def segment_cumsum(self, x: np.ndarray) -> np.ndarray:
+        """Inclusive running sum of ``x`` within each query (exact for integers)."""
+        total = np.cumsum(x)
+        if len(total) == 0:
+            return total
+        before = np.concatenate(([0], total))[self.offsets[:-1]]
+        return total - np.repeat(before, self.num_ret)
+
+    def segment_sum(self, x: np.ndarray) -> np.ndarray:
+        """Per-query sum of a per-row array, added left to right as trec_eval does.
+
+        Integer input gives int64, float input float64; 0 for a query without rows.
+        """
+        total = np.bincount(self.seg, weights=x, minlength=self.n_queries)
+        return total.astype(np.int64) if x.dtype.kind in "biu" else total
+
+    def at_cutoff(self, cum: np.ndarray, k: int | np.ndarray) -> np.ndarray:
+        """Value of per-row running total ``cum`` after the first ``k`` rows of each query."""
+        k = np.minimum(np.asarray(k, dtype=np.int64), self.num_ret)
+        idx = self.offsets[:-1] + k - 1
+        out = np.zeros(self.n_queries, dtype=cum.dtype)
+        ok = k > 0
+        out[ok] = cum[idx[ok]]
+        return out
+
+    def first_pos(self, mask: np.ndarray) -> np.ndarray:
+        """0-based rank of the first row of each query where ``mask`` holds; -1 if none."""
+        out = np.full(self.n_queries, -1, dtype=np.int64)
+        rows = np.flatnonzero(mask)
+        if len(rows):
+            q = self.seg[rows]
+            first = np.ones(len(rows), dtype=bool)
+            first[1:] = q[1:] != q[:-1]
+            out[q[first]] = self.pos[rows[first]]
+        return out
+
+    def query_rels(self, i: int) -> np.ndarray:
+        """The ranked relevance list of query ``i`` (a view)."""
+        return self.rel[self.offsets[i]:self.offsets[i + 1]]
+
+
+# --------------------------------------------------------------------------- prepare
+
+def prepare(qrels: Any, run: Any, relevance_level: int = 1, max_results: int | None = None,
+            complete: bool = False, keep_docnos: bool = False) -> Ranked:
+    """Join a run with its qrels and rank it as trec_eval does.
+
+    Parameters
+    ----------
+    qrels, run : path, DataFrame or dict
+        Anything :func:`onlineeval.offline.read_qrels` / ``read_run`` accept.
+    relevance_level : int
+        Minimum grade counted as relevant (trec_eval ``-l``).
+    max_results : int, optional
+        Keep only the first ``max_results`` ranked documents per query (trec_eval ``-M``).
+    complete : bool
+        Evaluate every judged query, giving those missing from the run trec_eval's stand-in
+        ranking (trec_eval ``-c``).
+    keep_docnos : bool
+        Also return the ranked docnos (``Ranked.docno``); costs memory on big runs.
+
+    Raises
+    ------
+    InputError
+        Duplicated documents, or no query with both judgments and results.
+
+    Notes
+    -----
+    Everything after reading is integer work on numpy arrays: qids and docnos are dictionary
+    encoded, ranked by byte order, the run is joined to the qrels on packed (query, docno)
+    keys and sorted once on a packed (query, score rank, docno rank) key.
+    """
+    if max_results is not None and int(max_results) < 0:
+        raise InvalidParameterError(f"max_results must be >= 0, got {max_results}")
+    q = load_qrels(qrels)
+    r = load_run(run)
+    return _prepare(q, r, int(relevance_level), max_results, complete, keep_docnos)
+
+
+def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, complete: bool,
+             keep_docnos: bool) -> Ranked:
+    strings = _Strings.for_columns(q, r)
+    # ---- judged queries, in byte order of qid
+    qcode, quniq = strings.encode(q.qid)
+    qrank = strings.byte_rank(quniq)
+    n_q = len(qrank)
+    qids = strings.to_object(quniq)[np.argsort(qrank)]
+    qi_q = qrank[qcode]
+
+    # ---- duplicate judgments
+    dcode_q, duniq_q = strings.encode(q.docno)
+    jkey = qi_q * max(len(duniq_q), 1) + dcode_q
+    jsort = np.sort(jkey)
+    dup_at = np.flatnonzero(jsort[1:] == jsort[:-1])
+    if len(dup_at):
+        key = jsort[dup_at[0]]
+        row = int(np.flatnonzero(jkey == key)[0])
+        count = int((jkey == key).sum())
+        raise InputError(
+            f"{q.name}: document {strings.item(q.docno, row)!r} is judged {count} times for "
+            f"query {strings.item(q.qid, row)!r}; trec_eval refuses duplicate judgments too. "
+            f"Keep one judgment per (qid, docno)."
+        )
+
+    # ---- judged documents per grade
+    judged = q.value >= 0
+    n_levels = int(q.value[judged].max()) + 1 if judged.any() else 1
+    rel_levels = np.bincount(qi_q[judged] * n_levels + q.value[judged],
+                             minlength=n_q * n_levels).reshape(n_q, n_levels).astype(np.int64)
+
+    # ---- run rows of judged queries
+    rq = strings.lookup(r.qid, quniq)
+    in_q = rq >= 0
+    ignored = 0
+    if not in_q.all():
+        ignored = len(np.unique(strings.to_object(strings.take(r.qid, ~in_q))))
+    run_docno = strings.take(r.docno, in_q) if not in_q.all() else r.docno
+    qi = qrank[rq[in_q]]
+    score = r.value[in_q]
+    dcode, duniq = strings.encode(run_docno)
+    drank_u = strings.byte_rank(duniq)
+    drank = drank_u[dcode]
+    n_d = max(len(drank_u), 1)
+
+    # ---- relevance of each run row: join on packed (query, docno) keys
+    rkey = qi * n_d + drank
+    by_key = np.argsort(rkey, kind="stable")
+    rsorted = rkey[by_key]
+    qd = strings.lookup(q.docno, duniq)
+    has = qd >= 0
+    qkey = qi_q[has] * n_d + drank_u[qd[has]]
+    grade = q.value[has]
+    rel = np.full(len(rkey), NONPOOL, dtype=np.int64)
+    if len(rsorted) and len(qkey):
+        at = np.minimum(np.searchsorted(rsorted, qkey), len(rsorted) - 1)
+        hit = rsorted[at] == qkey
+        rel[by_key[at[hit]]] = np.where(grade[hit] < 0, UNJUDGED, grade[hit])
+
+    # ---- rank: query asc, score desc, docno desc (byte order)
+    order = _rank_order(qi, score, drank, n_q, n_d, by_key)
+    qi, score, rel, drank = qi[order], score[order], rel[order], drank[order]
+    counts = np.bincount(qi, minlength=n_q).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
+    pos = np.arange(len(qi), dtype=np.int64) - np.repeat(starts, counts)
+
+    # ---- duplicates in the run (trec_eval checks the documents it keeps, after -M)
+    dup_at = np.flatnonzero(rsorted[1:] == rsorted[:-1])
+    if len(dup_at):
+        rank_of = np.empty(len(order), dtype=np.int64)
+        rank_of[order] = pos
+        a, b = by_key[dup_at], by_key[dup_at + 1]
+        limit = np.iinfo(np.int64).max if max_results is None else int(max_results)
+        bad = (rank_of[a] < limit) & (rank_of[b] < limit)
+        if bad.any():
+            row_a = a[bad][0]
+            key = rsorted[dup_at[bad][0]]
+            count = int((rsorted == key).sum())
+            qrow = int(np.flatnonzero(in_q)[row_a])
+            raise InputError(
+                f"{r.name}: document {strings.item(r.docno, qrow)!r} is listed {count} times "
+                f"for query {strings.item(r.qid, qrow)!r}; trec_eval stops with 'duplicate "
+                f"docs' on such a run. Keep one line per (qid, docno), e.g. the highest score."
+            )
+
+    docno = strings.to_object(duniq)[np.argsort(drank_u)][drank] if keep_docnos else None
+    if max_results is not None:
+        keep = pos < int(max_results)
+        qi, score, rel = qi[keep], score[keep], rel[keep]
+        docno = docno[keep] if docno is not None else None
+        counts = np.minimum(counts, int(max_results))
+
+    in_run = counts > 0
+    if complete:
+        missing = ~in_run
+        if missing.any():
+            # trec_eval -c: a one-document stand-in ranking (an unjudged docno, score 1).
+            where = np.concatenate(([0], np.cumsum(counts)))[:-1][missing]
+            counts = np.where(missing, 1, counts)
+            score = np.insert(score, where, 1.0)
+            rel = np.insert(rel, where, NONPOOL)
+            if docno is not None:
+                docno = np.insert(docno, where, MISSING_DOCNO)
+        keep_q = np.ones(n_q, dtype=bool)
+    else:
+        missing = np.zeros(n_q, dtype=bool)
+        keep_q = in_run
+    if not keep_q.any():
+        raise InputError(
+            f"no query has both judgments in {q.name} and results in {r.name} "
+            f"(trec_eval: 'No queries with both results and relevance info'); check that "
+            f"the qids match"
+        )
+    if not keep_q.all():
+        counts, qids = counts[keep_q], qids[keep_q]
+        rel_levels, missing = rel_levels[keep_q], missing[keep_q]
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return Ranked(
+        qids=qids, offsets=offsets, rel=rel, score=score, rel_levels=rel_levels,
+        relevance_level=level, missing=missing, runid=r.runid, n_qrels_queries=n_q,
+        ignored_run_queries=int(ignored), docno=docno,
+    )
+
+
+def _bits(n: int) -> int:
+    return max(int(n - 1).bit_length(), 1)
+
+
+def _rank_order(qi: np.ndarray, score: np.ndarray, drank: np.ndarray, n_q: int,
+                n_d: int, by_key: np.ndarray) -> np.ndarray:
+    """Permutation sorting rows by (query asc, score desc, docno rank desc).
+
+    ``by_key`` already orders the rows by (query, docno rank). Reversing it gives docno rank
+    descending within each query; a stable sort by score descending inside each query then
+    breaks score ties by docno descending, as trec_eval does. Queries are laid out as the rows
+    of a padded 2-D array so each query sorts on its own (fast, no global float sort) when
+    padding costs little; otherwise a global lexsort does the same.
+    """
+    n = len(qi)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    counts = np.bincount(qi, minlength=n_q)
+    width = int(counts.max())
+    if n_q * width <= 2 * n + 1024:
+        rev = by_key[::-1]                     # query desc, docno rank desc
+        q_rev = qi[rev]
+        starts = np.concatenate(([0], np.cumsum(counts)))
+        # row of the padded array: query index; column: position within the query
+        col = np.arange(n, dtype=np.int64) - (n - starts[q_rev + 1])
+        grid = np.full((n_q, width), np.inf)
+        grid[q_rev, col] = -score[rev]
+        within = np.argsort(grid, axis=1, kind="stable")
+        rows_of = np.full((n_q, width), -1, dtype=np.int64)
+        rows_of[q_rev, col] = rev
+        order = np.take_along_axis(rows_of, within, axis=1).ravel()
+        return order[order >= 0]
+    return np.lexsort((-drank, -score, qi))
+
+
+class _Strings:
+    """String-column operations on pyarrow arrays (fast path) or numpy object arrays."""
+
+    def __init__(self, arrow: bool) -> None:
+        self.arrow = arrow
+        if arrow:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+            self.pa, self.pc = pa, pc
+
+    @classmethod
+    def for_columns(cls, *cols: Columns) -> _Strings:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            return cls(False)
+        return cls(True)
+
+    def _arr(self, col: Any) -> Any:
+        if self.arrow:
+            if isinstance(col, self.pa.ChunkedArray | self.pa.Array):
+                return col
+            return self.pa.array(np.asarray(col, dtype=object), type=self.pa.string())
+        if isinstance(col, np.ndarray):
+            return col
+        return np.asarray(col.to_pylist(), dtype=object)
+
+    def encode(self, col: Any) -> tuple[np.ndarray, Any]:
+        col = self._arr(col)
+        if self.arrow:
+            enc = self.pc.dictionary_encode(col)
+            if isinstance(enc, self.pa.ChunkedArray):
+                enc = enc.combine_chunks()  # unifies the chunks' dictionaries
+            return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+        codes, uniq = pd.factorize(col)
+        return codes.astype(np.int64), np.asarray(uniq, dtype=object)
+
+    def byte_rank(self, uniq: Any) -> np.ndarray:
+        if self.arrow:
+            order = self.pc.sort_indices(uniq).to_numpy()
+        else:
+            order = np.argsort(np.asarray(uniq, dtype=object), kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order), dtype=np.int64)
+        return rank
+
+    def lookup(self, col: Any, uniq: Any) -> np.ndarray:
+        col = self._arr(col)
+        if self.arrow:
+            idx = self.pc.index_in(col, value_set=uniq)
+            return self.pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return pd.Index(uniq).get_indexer(col).astype(np.int64)
+
+    def take(self, col: Any, mask: np.ndarray) -> Any:
+        col = self._arr(col)
+        if self.arrow:
+            return col.filter(self.pa.array(mask))
+        return col[mask]
+
+    def to_object(self, col: Any) -> np.ndarray:
+        col = self._arr(col)
+        if self.arrow:
+            return np.asarray(col.to_pylist(), dtype=object)
+        return np.asarray(col, dtype=object)
+
+    def item(self, col: Any, i: int) -> str:
+        col = self._arr(col)
+        return str(col[i].as_py() if self.arrow else col[i])  # ChunkedArray indexes globally

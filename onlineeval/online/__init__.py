@@ -1,0 +1,19 @@
+"""Online metrics from click logs, computed in DuckDB SQL (``sql/online/``).
+
+* :func:`online_metrics` — CTR, abandonment, zero-result rate, session success, ... per group.
+* :func:`position_ctr` — CTR per rank.
+* :func:`top_queries`, :func:`queries_over_time` — traffic summaries.
+* :func:`search_facts` — the per-search facts view every metric (and the A/B code) sums.
+* :data:`METRICS` — the metric registry (definitions, edge cases, required columns).
+"""
+
+from onlineeval.online.definitions import METRICS, OnlineMetric
+from onlineeval.online.facts import search_facts
+from onlineeval.online.metrics import online_metrics, statistics
+from onlineeval.online.positions import position_ctr
+from onlineeval.online.traffic import queries_over_time, top_queries
+
+__all__ = [
+    "METRICS", "OnlineMetric", "online_metrics", "position_ctr", "queries_over_time",
+    "search_facts", "statistics", "top_queries",
+]

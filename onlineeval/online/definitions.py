@@ -1,0 +1,161 @@
+"""The online metrics, described once: name, formula, edge cases, columns they need.
+
+Every online metric is a ratio of two sums of per-search facts (see
+:mod:`onlineeval.online.facts`), or a plain count. ``numerator`` and ``denominator`` name
+statistics of the ``online/metrics`` query: ``searches`` is ``count(*)``, ``users`` is
+``count(DISTINCT user_id)``, every other statistic is the SUM of the facts column of the same
+name. Per randomization unit (A/B tests), the same sums taken per user give the same metric.
+
+``requires`` is a tuple of groups; the metric can be computed when, in every group, at least
+one of the listed ``table.column`` is available in the log (see :func:`available`). Otherwise
+the metric is NULL and :func:`onlineeval.online.online_metrics` warns, naming the columns.
+
+The CLI help, the README table and the tests all read :data:`METRICS`; its order is the
+column order of ``online_metrics``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from onlineeval.registry import Registry
+
+if TYPE_CHECKING:
+    from onlineeval.logs import Logs
+
+
+@dataclass(frozen=True)
+class OnlineMetric:
+    """One online metric: ``numerator / denominator`` (a count when denominator is None)."""
+
+    name: str
+    numerator: str
+    denominator: str | None
+    definition: str
+    edge_cases: str
+    requires: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def formula(self) -> str:
+        """The ratio of sums, in terms of the facts columns."""
+        if self.denominator is None:
+            return self.numerator
+        return f"sum({self.numerator}) / sum({self.denominator})"
+
+
+_SESSIONS = ("searches.session_id", "searches.ts")
+
+METRICS: Registry[OnlineMetric] = Registry("online metric")
+
+_ALL = (
+    OnlineMetric(
+        "searches", "searches", None,
+        "number of searches (result pages served)",
+        "always available",
+    ),
+    OnlineMetric(
+        "sessions", "session_first", None,
+        "number of sessions: given (user_id, session_id) pairs, else derived per user (a new "
+        "session starts after more than session_gap_min minutes without a search or click)",
+        "a session is counted in the group of its first search",
+        (_SESSIONS,),
+    ),
+    OnlineMetric(
+        "users", "users", None,
+        "number of distinct user_id",
+        "a user active in several groups counts in each",
+    ),
+    OnlineMetric(
+        "ctr", "has_click", "searches",
+        "searches with >= 1 click / searches",
+        "searches without results count in the denominator; several clicks count once",
+    ),
+    OnlineMetric(
+        "clicks_per_search", "n_clicks", "searches",
+        "clicks / searches",
+        "every click row counts, including repeated clicks on one result",
+    ),
+    OnlineMetric(
+        "abandonment_rate", "abandoned", "nonzero",
+        "searches with n_results > 0 and no click / searches with n_results > 0",
+        "NULL when no search has results; zero-result searches are left out",
+        (("searches.n_results",),),
+    ),
+    OnlineMetric(
+        "zero_result_rate", "zero_result", "known_n_results",
+        "searches with n_results = 0 / searches",
+        "n_results counted from results when not given (a search with no results rows has 0)",
+        (("searches.n_results",),),
+    ),
+    OnlineMetric(
+        "session_abandonment_rate", "session_abandoned", "session_first",
+        "sessions with no click / sessions",
+        "a click counts for the session of the search it was made on",
+        (_SESSIONS,),
+    ),
+    OnlineMetric(
+        "session_success_rate", "session_success", "session_first",
+        "sessions with >= 1 satisfied click / sessions; a click is satisfied when dwell >= "
+        "sat_dwell_s, or when its dwell is unknown and it is the last event of its session",
+        "dwell is dwell_ms, else the time to the user's next event in the session; a click "
+        "with neither ts nor dwell_ms is not satisfied",
+        (_SESSIONS, ("clicks.dwell_ms", "clicks.ts")),
+    ),
+    OnlineMetric(
+        "mean_time_to_first_click_s", "ttfc_s", "has_ttfc",
+        "mean over searches with a timed click of (first click ts - search ts), in seconds",
+        "NULL when no search has a timed click; a click before its search gives a negative "
+        "time (kept, not clipped)",
+        (("searches.ts",), ("clicks.ts",)),
+    ),
+    OnlineMetric(
+        "click_mrr", "rr", "known_rr",
+        "mean over searches of 1 / (lowest clicked rank), 0 for searches without a click",
+        "clicks without a rank are ignored; a search whose clicks all lack a rank is left "
+        "out of the mean",
+        (("clicks.rank",),),
+    ),
+    OnlineMetric(
+        "reformulation_rate", "reformulated", "known_query",
+        "searches whose next search in the same session has a different query and comes "
+        "with no click in between / searches with a known query",
+        "the last search of a session is never reformulated; a next search without query "
+        "does not count; a click without ts is taken to come before the next search",
+        (("searches.query",), ("searches.ts",)),
+    ),
+    OnlineMetric(
+        "queries_per_session", "searches", "session_first",
+        "searches / sessions",
+        "a session's searches may span groups when grouping by time",
+        (_SESSIONS,),
+    ),
+)
+for _m in _ALL:
+    METRICS.register(_m.name, _m)
+
+#: the output columns of ``online_metrics`` after the group columns, in order
+COLUMNS: tuple[str, ...] = tuple(m.name for m in _ALL)
+
+
+def available(logs: Logs, column: str) -> bool:
+    """Whether ``table.column`` has values in the log's clean views.
+
+    ``searches.n_results`` is also available when a results table was given (the loader counts
+    the results rows) and ``clicks.rank`` when clicks have a doc_id and results were given
+    (the loader looks the rank up).
+    """
+    table, name = column.split(".", 1)
+    if logs.has(table, name):
+        return True
+    if column == "searches.n_results":
+        return logs.has_results
+    if column == "clicks.rank":
+        return logs.has_results and logs.has("clicks", "doc_id")
+    return False
+
+
+def missing_requirements(logs: Logs, metric: OnlineMetric) -> list[tuple[str, ...]]:
+    """The requirement groups of ``metric`` that the log cannot satisfy (empty when fine)."""
+    return [group for group in metric.requires
+            if not any(available(logs, col) for col in group)]

@@ -1,0 +1,106 @@
+"""``online_metrics``: every online metric per group, from one pass over the log."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from onlineeval import queries
+from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
+from onlineeval.online.facts import search_facts
+from onlineeval.online.grouping import Grouping, resolve
+
+if TYPE_CHECKING:
+    from onlineeval.logs import Logs
+
+
+def statistics(
+    logs: Logs, by: str | Sequence[str] | None = ("variant",), *, sat_dwell_s: float = 30,
+    session_gap_min: float = 30,
+) -> pd.DataFrame:
+    """The sufficient statistics per group (sums of the per-search facts), one query.
+
+    Columns: the ``by`` columns, then the outputs of ``sql/online/metrics.sql``.
+    """
+    return _statistics(logs, resolve(logs, by), sat_dwell_s, session_gap_min)
+
+
+def _statistics(logs: Logs, grouping: Grouping, sat_dwell_s: float,
+                session_gap_min: float) -> pd.DataFrame:
+    facts = search_facts(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)
+    q = queries.load("online/metrics")
+    sql = q.render(by=list(grouping.sql), facts=[facts])
+    df = logs.con.sql(sql).df()
+    return df.rename(columns=grouping.rename())
+
+
+def _ratio(num: pd.Series, den: pd.Series) -> pd.Series:
+    num = pd.to_numeric(num, errors="coerce").astype("float64")
+    den = pd.to_numeric(den, errors="coerce").astype("float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return out.where(den > 0)
+
+
+def online_metrics(
+    logs: Logs, by: str | Sequence[str] | None = ("variant",), *, sat_dwell_s: float = 30,
+    session_gap_min: float = 30,
+) -> pd.DataFrame:
+    """Online metrics of a click log, one row per group.
+
+    Parameters
+    ----------
+    logs
+        A loaded log (:func:`onlineeval.load_logs`).
+    by
+        Group columns: any columns of ``searches`` (e.g. ``variant``, ``experiment``) and/or
+        a time bucket of the search ts: ``hour``, ``day`` or ``week`` (Monday-based). A
+        string is split on commas. Empty (``()`` or None) gives one row for the whole log.
+    sat_dwell_s
+        Dwell (seconds) from which a click is satisfied (session_success_rate).
+    session_gap_min
+        Inactivity (minutes) after which a derived session ends; strictly longer gaps start
+        a new session. Unused when the log has session_id.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, then ``searches, sessions, users, ctr, clicks_per_search,
+        abandonment_rate, zero_result_rate, session_abandonment_rate, session_success_rate,
+        mean_time_to_first_click_s, click_mrr, reformulation_rate, queries_per_session``
+        (definitions: :data:`onlineeval.online.definitions.METRICS`). A ratio whose
+        denominator is 0 is NULL (NaN). A metric that needs a column the log lacks is NULL
+        in every row, with a warning naming the column.
+
+    Notes
+    -----
+    The whole table comes from one DuckDB query: the per-search facts view
+    (:func:`onlineeval.online.search_facts`) aggregated per group; the ratios are taken in
+    Python from the sums.
+    """
+    grouping = resolve(logs, by)
+    stats = _statistics(logs, grouping, sat_dwell_s, session_gap_min)
+    out = stats.iloc[:, :len(grouping.names)].copy()
+    for name in COLUMNS:
+        metric = METRICS.get(name)
+        missing = missing_requirements(logs, metric)
+        if missing:
+            need = "; and ".join(" or ".join(group) for group in missing)
+            warnings.warn(
+                f"{name} is NULL: it needs {need}, which the log {logs.source} does not have",
+                UserWarning, stacklevel=2,
+            )
+            if metric.denominator is None:
+                out[name] = pd.array([pd.NA] * len(stats), dtype="Int64")
+            else:
+                out[name] = np.full(len(stats), np.nan)
+        elif metric.denominator is None:
+            out[name] = pd.to_numeric(stats[metric.numerator]).astype("int64")
+        else:
+            out[name] = _ratio(stats[metric.numerator], stats[metric.denominator])
+    return out.reset_index(drop=True)
+

@@ -1,0 +1,43 @@
+"""``position_ctr``: click-through rate per rank (``sql/online/position_ctr.sql``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from onlineeval import queries
+from onlineeval.errors import SchemaError
+from onlineeval.online.grouping import resolve
+
+if TYPE_CHECKING:
+    from onlineeval.logs import Logs
+
+
+def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFrame:
+    """CTR per rank: searches with a click at that rank / searches that showed that rank.
+
+    Parameters
+    ----------
+    logs
+        A loaded log with a results table.
+    by
+        Group columns, as for :func:`onlineeval.online_metrics` (default: none).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``rank``, ``shown`` (searches that showed the rank), ``clicked``
+        (of those, searches with >= 1 click at the rank), ``clicks`` (click rows at the rank)
+        and ``ctr = clicked / shown``; sorted by group and rank.
+    """
+    if not logs.has_results:
+        raise SchemaError(
+            f"position CTR needs the results table (which ranks each page showed); the log "
+            f"{logs.source} has none. Add results.* (search_id, rank, doc_id) to the log."
+        )
+    grouping = resolve(logs, by)
+    q = queries.load("online/position_ctr")
+    df = logs.con.sql(q.render(by=list(grouping.sql))).df()
+    return df.rename(columns=grouping.rename())

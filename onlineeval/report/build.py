@@ -1,0 +1,349 @@
+"""Compute every number of a study's report (no rendering here).
+
+Per experiment (a ranker pair of the study file):
+
+- offline: :func:`onlineeval.offline.compare` of the treatment run against the control run on
+  every study measure (paired test and correction from the study);
+- A/B: :func:`onlineeval.abtest` on the experiment's A/B logs (``experiment=`` filter), with
+  its SRM check;
+- interleaving: :func:`onlineeval.interleaving_readout` with the treatment's team as team A,
+  so Δ_AB > 0 means the treatment won;
+- position CTR per variant (:func:`onlineeval.position_ctr`) of the A/B logs;
+- within-experiment agreement: per-query offline delta of the primary measure against the
+  per-query interleaving Δ_q (:func:`onlineeval.agreement.per_query_agreement`).
+
+Across experiments: one row per experiment with every delta, oriented so that positive means
+"the treatment is better" (A/B metrics where lower is better — abandonment, zero results,
+reformulation, time to first click — have their difference negated, CI bounds swapped), then
+:func:`onlineeval.agreement` of the primary offline measure against each online outcome, the
+τ matrix of every offline measure against every online outcome, and the large-margin check:
+whether offline and interleaving agree in sign for the pairs whose offline margin is large.
+
+Significance used in the decision tables: the offline p-value is compare()'s adjusted
+p-value (across the study's measures within the experiment), the A/B p-value is abtest()'s
+adjusted p-value (across the study's metrics), the interleaving p-value is the sign test's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from onlineeval.agreement import AgreementResult, agreement, per_query_agreement, tau_matrix
+from onlineeval.errors import InputError, OnlineEvalError
+from onlineeval.progress import Progress
+from onlineeval.study import Experiment, Study, read_study
+
+#: A/B metrics for which a decrease is an improvement (used to orient online deltas)
+LOWER_IS_BETTER: frozenset[str] = frozenset({
+    "abandonment_rate", "zero_result_rate", "session_abandonment_rate",
+    "mean_time_to_first_click_s", "reformulation_rate",
+})
+
+INTERLEAVING = "interleaving"
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a decrease of the A/B ``metric`` is an improvement."""
+    try:
+        from onlineeval.abtest.metrics import METRICS
+
+        m = METRICS.get(metric)
+        flag = getattr(m, "higher_is_better", None)
+        if flag is not None:
+            return not flag
+    except (ImportError, OnlineEvalError):
+        pass
+    return metric in LOWER_IS_BETTER
+
+
+@dataclass
+class ExperimentReadout:
+    """Everything the report shows about one experiment."""
+
+    experiment: Experiment
+    offline: pd.DataFrame
+    ab: pd.DataFrame | None = None
+    srm: dict[str, Any] | None = None
+    srm_message: str | None = None
+    interleaving: pd.DataFrame | None = None
+    position_ctr: pd.DataFrame | None = None
+    per_query: pd.DataFrame | None = None
+    within: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """A computed report: per-experiment readouts and the across-experiment statistics."""
+
+    study: Study
+    measures: list[str]
+    experiments: list[ExperimentReadout]
+    table: pd.DataFrame
+    outcomes: list[tuple[str, str]]
+    agreements: dict[str, AgreementResult]
+    tau: pd.DataFrame
+    large_margin: dict[str, Any]
+
+    @property
+    def primary(self) -> str:
+        """The table column of the primary offline measure's delta."""
+        return f"offline:{self.measures[0]}"
+
+
+class _LogCache:
+    """Load each log directory once; report load exclusions once per directory."""
+
+    def __init__(self) -> None:
+        self._logs: dict[Path, Any] = {}
+        self.position_ctr: dict[Path, pd.DataFrame] = {}
+        self.scores: dict[tuple[Path, Path], pd.DataFrame] = {}
+        self.qrels: dict[Path, pd.DataFrame] = {}
+
+    def get(self, path: Path) -> Any:
+        if path not in self._logs:
+            from onlineeval import load_logs
+
+            self._logs[path] = load_logs(path)
+        return self._logs[path]
+
+    def load_notes(self) -> dict[str, str]:
+        out = {}
+        for path, logs in self._logs.items():
+            report = getattr(logs, "report", None)
+            if report is not None and getattr(report, "excluded_total", 0):
+                out[str(path)] = report.summary()
+        return out
+
+
+def _context(exp: Experiment, what: str, exc: OnlineEvalError) -> InputError:
+    return InputError(f"experiment {exp.name!r}: {what}: {exc}")
+
+
+def _offline(study: Study, exp: Experiment,
+             cache: _LogCache | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from onlineeval.offline import read_qrels
+    from onlineeval.offline.compare import compare_scores, per_query_scores
+
+    def scores(run: Path) -> pd.DataFrame:
+        # runs recur across the pairs of a study: score each (qrels, run) once
+        key = (exp.qrels, run)
+        store = cache.scores if cache is not None else {}
+        if key not in store:
+            if exp.qrels not in cache_qrels:
+                cache_qrels[exp.qrels] = read_qrels(exp.qrels)
+            store[key] = per_query_scores(cache_qrels[exp.qrels], run, list(study.measures))
+        return store[key]
+
+    cache_qrels = cache.qrels if cache is not None else {}
+    a, b = scores(exp.control_run), scores(exp.treatment_run)
+    result = compare_scores(
+        a, {exp.treatment_run.name: b}, test=study.test, alpha=study.alpha,
+        correction=study.correction, baseline=exp.control_run.name,
+        n_resamples=study.n_resamples, seed=study.seed,
+    )
+    primary = a.columns[0]
+    qids = a.index.union(b.index)
+    pa, pb = a[primary].reindex(qids).fillna(0.0), b[primary].reindex(qids).fillna(0.0)
+    pq = pd.DataFrame({"qid": qids, "control": pa.to_numpy(), "treatment": pb.to_numpy()})
+    pq["delta"] = pq["treatment"] - pq["control"]
+    return result, pq
+
+
+def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, str]:
+    import warnings
+
+    from onlineeval import abtest
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = abtest(
+            logs, control=exp.control_variant, treatments=[exp.treatment_variant],
+            metrics=list(study.online_metrics), alpha=study.alpha,
+            correction=study.correction, experiment=exp.ab_experiment, seed=study.seed,
+        )
+    srm_message = str(df.attrs.get("srm_message", ""))
+    # an SRM is shown prominently by the report itself; other warnings become notes
+    df.attrs["warnings"] = [f"A/B: {w.message}" for w in caught
+                            if str(w.message) != srm_message]
+    return df, dict(df.attrs.get("srm", {})), srm_message
+
+
+def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
+    import warnings
+
+    from onlineeval import interleaving_readout
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = interleaving_readout(
+            logs, experiment=exp.interleaving_experiment, team_a=exp.treatment_team,
+            alpha=study.alpha, n_resamples=study.n_resamples, seed=study.seed,
+        )
+    df = df[(df["team_a"] == exp.treatment_team) & (df["team_b"] == exp.control_team)]
+    if len(df) != 1:
+        raise InputError(
+            f"experiment {exp.name!r}: the interleaving logs have no comparison of team "
+            f"{exp.treatment_team!r} (treatment) with team {exp.control_team!r} (control) in "
+            f"experiment {exp.interleaving_experiment!r}; set treatment_team / control_team "
+            "in the study file to the results.team names"
+        )
+    df = df.reset_index(drop=True)
+    df.attrs["warnings"] = [str(w.message) for w in caught]
+    return df
+
+
+def _per_query_interleaving(exp: Experiment, logs: Any) -> pd.DataFrame:
+    """Per-query Δ_q of the treatment team (sql/agreement/per_query_interleaving.sql)."""
+    from onlineeval.interleaving import outcomes
+    from onlineeval.queries import load
+
+    column = "qid" if "qid" in logs.extra_columns("searches") else "query"
+    outcomes.page_outcomes(logs, exp.interleaving_experiment)
+    q = load("agreement/per_query_interleaving")
+    return logs.con.execute(q.render(query=[column]), q.bind(team=exp.treatment_team)).df()
+
+
+def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache | None = None) -> pd.DataFrame:
+    from onlineeval import position_ctr
+
+    key = exp.ab_logs
+    if cache is not None and key in cache.position_ctr:
+        df = cache.position_ctr[key]
+    else:
+        # one pass over the log for every experiment of the study
+        df = position_ctr(logs, by=("experiment", "variant"))
+        if cache is not None:
+            cache.position_ctr[key] = df
+    df = df[df["experiment"].astype(str) == exp.ab_experiment]
+    return df.reset_index(drop=True)
+
+
+def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentReadout:
+    try:
+        offline, pq = _offline(study, exp, cache)
+    except OnlineEvalError as exc:
+        raise _context(exp, "offline comparison", exc) from None
+    out = ExperimentReadout(exp, offline, per_query=pq)
+    if exp.ab_logs is not None:
+        try:
+            logs = cache.get(exp.ab_logs)
+            out.ab, out.srm, out.srm_message = _ab(study, exp, logs)
+            out.notes.extend(out.ab.attrs.get("warnings", []))
+            out.position_ctr = _position_ctr(exp, logs, cache)
+        except OnlineEvalError as exc:
+            raise _context(exp, f"A/B readout of {exp.ab_logs}", exc) from None
+    else:
+        out.notes.append("no A/B logs in the study for this experiment")
+    if exp.interleaving_logs is not None:
+        try:
+            logs = cache.get(exp.interleaving_logs)
+            out.interleaving = _interleaving(study, exp, logs)
+            out.notes.extend(f"interleaving: {w}"
+                             for w in out.interleaving.attrs.get("warnings", []))
+            pqi = _per_query_interleaving(exp, logs)
+        except OnlineEvalError as exc:
+            raise _context(exp, f"interleaving readout of {exp.interleaving_logs}",
+                           exc) from None
+        online = pqi.set_index("qid")["delta_q"].dropna()
+        out.within = per_query_agreement(pq.set_index("qid")["delta"], online)
+        out.within["online"] = "interleaving Δ_q"
+    else:
+        out.notes.append("no interleaving logs in the study for this experiment")
+    return out
+
+
+def _row(study: Study, r: ExperimentReadout) -> dict[str, Any]:
+    exp = r.experiment
+    row: dict[str, Any] = {"experiment": exp.name, "control": exp.control_run.stem,
+                           "treatment": exp.treatment_run.stem}
+    for rec in r.offline.itertuples():
+        key = f"offline:{rec.measure}"
+        row[key] = rec.delta
+        row[f"{key}_ci_low"] = rec.ci_low
+        row[f"{key}_ci_high"] = rec.ci_high
+        row[f"{key}_p"] = rec.p_adjusted
+    if r.interleaving is not None:
+        il = r.interleaving.iloc[0]
+        row[INTERLEAVING] = il["delta_ab"]
+        row[f"{INTERLEAVING}_ci_low"] = il["ci_low"]
+        row[f"{INTERLEAVING}_ci_high"] = il["ci_high"]
+        row[f"{INTERLEAVING}_p"] = il["p_value"]
+    if r.ab is not None:
+        row["srm_mismatch"] = bool(r.srm.get("mismatch", False)) if r.srm else None
+        for rec in r.ab.itertuples():
+            key = f"ab:{rec.metric}"
+            sign = -1.0 if lower_is_better(rec.metric) else 1.0
+            lo, hi = sign * rec.abs_ci_low, sign * rec.abs_ci_high
+            row[key] = sign * rec.abs_diff
+            row[f"{key}_ci_low"] = min(lo, hi)
+            row[f"{key}_ci_high"] = max(lo, hi)
+            row[f"{key}_p"] = rec.p_adjusted
+    return row
+
+
+def _large_margin(study: Study, table: pd.DataFrame, primary: str) -> dict[str, Any]:
+    """Do offline and interleaving agree in sign on the pairs with a large offline margin?"""
+    name = primary.removeprefix("offline:")
+    if study.large_margin is not None:
+        large = table[primary].abs() >= study.large_margin
+        rule = f"|Δ {name}| ≥ {study.large_margin:g}"
+    else:
+        large = table[f"{primary}_p"] < study.alpha
+        rule = f"offline Δ {name} significant at α = {study.alpha:g}"
+    out: dict[str, Any] = {"rule": rule, "experiments": table.loc[large, "experiment"].tolist()}
+    if INTERLEAVING not in table.columns:
+        out.update({"n": int(large.sum()), "n_with_interleaving": 0, "n_agree": 0,
+                    "disagree": [], "all_agree": None})
+        return out
+    part = table[large & table[INTERLEAVING].notna()]
+    agree = np.sign(part[primary]) == np.sign(part[INTERLEAVING])
+    out.update({
+        "n": int(large.sum()), "n_with_interleaving": int(len(part)),
+        "n_agree": int(agree.sum()), "disagree": part.loc[~agree, "experiment"].tolist(),
+        "all_agree": bool(len(part) and agree.all()) if len(part) else None,
+    })
+    return out
+
+
+def build_report(study: Study | str | Path) -> Report:
+    """Compute the report of a study (a :class:`Study` or the path of a study file)."""
+    if not isinstance(study, Study):
+        study = read_study(study)
+    cache = _LogCache()
+    readouts = []
+    with Progress("experiments", len(study.experiments)) as bar:
+        for exp in study.experiments:
+            readouts.append(_experiment(study, exp, cache))
+            bar.update()
+    table = pd.DataFrame([_row(study, r) for r in readouts])
+    # evaluate() names measures canonically (nDCG@10 -> ndcg_cut_10; P@5,10 -> P_5, P_10)
+    measures = list(dict.fromkeys(readouts[0].offline["measure"]))
+    primary = f"offline:{measures[0]}"
+    outcomes: list[tuple[str, str]] = []
+    if INTERLEAVING in table.columns:
+        outcomes.append((INTERLEAVING, "interleaving Δ_AB"))
+    for metric in study.online_metrics:
+        if f"ab:{metric}" in table.columns:
+            label = f"A/B {metric}" + (" (decrease = better)" if lower_is_better(metric) else "")
+            outcomes.append((f"ab:{metric}", label))
+    agreements = {}
+    for col, _ in outcomes:
+        sub = pd.DataFrame({
+            "experiment": table["experiment"], "offline_delta": table[primary],
+            "online_delta": table[col], "offline_p": table[f"{primary}_p"],
+            "online_p": table[f"{col}_p"],
+        })
+        agreements[col] = agreement(sub, alpha=study.alpha)
+    offline_cols = [f"offline:{m}" for m in measures]
+    tau = tau_matrix(table, offline_cols, [c for c, _ in outcomes]) if outcomes else \
+        pd.DataFrame()
+    report = Report(study, measures, readouts, table, outcomes, agreements, tau,
+                    _large_margin(study, table, primary))
+    report.large_margin["load_notes"] = cache.load_notes()
+    return report

@@ -1,0 +1,309 @@
+"""Render a computed :class:`~onlineeval.report.build.Report` as one self-contained HTML file
+(inline CSS, plots as base64 PNG ``data:`` URIs, no script, nothing fetched) and as JSON."""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from onlineeval.report.build import INTERLEAVING, Report
+from onlineeval.report.plots import forest_ab, position_ctr_curves, scatter_offline_online
+
+#: the section ids every report has, in order (tests and links rely on them)
+SECTIONS: tuple[str, ...] = (
+    "summary", "agreement", "scatter", "forest", "position-ctr", "tau-matrix",
+    "experiments-table", "experiments",
+)
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
+max-width:1200px;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.6em}h2{border-bottom:2px solid #1f5fa8;padding-bottom:.2em;margin-top:2em}
+h3{margin-top:1.6em}table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
+th{background:#eef3fa}td:first-child,th:first-child{text-align:left}
+.ok{color:#1e7b34;font-weight:600}.bad{color:#b3261e;font-weight:700}
+.srm{background:#fdecea;border:2px solid #b3261e;padding:.5em 1em;margin:.6em 0}
+.note{color:#666;font-size:.9em}img{max-width:100%;border:1px solid #eee}
+.headline{background:#f4f8fd;border-left:4px solid #1f5fa8;padding:.6em 1em}
+"""
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None or value is pd.NA:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            return "—"
+        if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1000:
+            return f"{int(value):,}"
+        if value != 0 and abs(value) < 10 ** -digits:
+            return f"{value:.2e}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+    if df is None or not len(df):
+        return '<p class="note">no rows</p>'
+    cols = columns or list(df.columns)
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    body = []
+    for _, row in df[cols].iterrows():
+        cells = "".join(f"<td>{html.escape(_fmt(_py(row[c])))}</td>" for c in cols)
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _py(value: Any) -> Any:
+    if hasattr(value, "item") and not isinstance(value, str):
+        try:
+            return value.item()
+        except (ValueError, AttributeError):
+            return value
+    if value is pd.NA:
+        return None
+    return value
+
+
+def _slug(name: str) -> str:
+    return "experiment-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name)
+
+
+def _img(b64: str, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
+
+
+def _agreement_rows(report: Report) -> pd.DataFrame:
+    rows = []
+    labels = dict(report.outcomes)
+    for col, res in report.agreements.items():
+        s = res.stats
+        rows.append({
+            "online outcome": labels[col], "experiments": s["n"],
+            "sign agree": f"{s['n_agree']}/{s['n_agree'] + s['n_disagree']}",
+            "rate": s["sign_agreement"], "Wilson CI low": s["sign_ci_low"],
+            "Wilson CI high": s["sign_ci_high"], "Kendall τ-b": s["kendall_tau"],
+            "τ p": s["kendall_p"], "Spearman ρ": s["spearman_rho"], "ρ p": s["spearman_p"],
+        })
+    return pd.DataFrame(rows)
+
+
+def _decision_matrix(report: Report) -> pd.DataFrame:
+    labels = dict(report.outcomes)
+    data = {}
+    for col, res in report.agreements.items():
+        if res.decisions is not None:
+            data[labels[col]] = res.decisions.set_index("decision")["count"]
+    return pd.DataFrame(data).reset_index() if data else pd.DataFrame()
+
+
+def _large_margin_text(report: Report) -> str:
+    lm = report.large_margin
+    if lm.get("all_agree") is None:
+        if not lm["n"]:
+            return f"No experiment has a large offline margin ({html.escape(lm['rule'])})."
+        return (f"{lm['n']} experiment(s) have a large offline margin "
+                f"({html.escape(lm['rule'])}), but none has an interleaving readout.")
+    cls = "ok" if lm["all_agree"] else "bad"
+    verdict = "agree in sign" if lm["all_agree"] else "do NOT all agree in sign"
+    extra = "" if lm["all_agree"] else (
+        " Disagreeing: " + html.escape(", ".join(lm["disagree"])) + ".")
+    return (f'<span class="{cls}">On the {lm["n_with_interleaving"]} pair(s) with a large '
+            f'offline margin ({html.escape(lm["rule"])}), offline '
+            f'{html.escape(report.measures[0])} and interleaving {verdict}: '
+            f'{lm["n_agree"]} of {lm["n_with_interleaving"]}.</span>{extra}')
+
+
+def _experiment_html(report: Report, r: Any) -> str:
+    exp = r.experiment
+    parts = [f'<section id="{_slug(exp.name)}" class="experiment">',
+             f"<h3>{html.escape(exp.name)}: control {html.escape(exp.control_run.stem)} → "
+             f"treatment {html.escape(exp.treatment_run.stem)}</h3>"]
+    parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
+                 f"{html.escape(report.study.correction)} correction)</h4>")
+    parts.append(_table(r.offline, ["measure", "n_queries", "mean_a", "mean_b", "delta",
+                                    "ci_low", "ci_high", "p_value", "p_adjusted",
+                                    "significant", "effect_size"]))
+    if r.ab is not None:
+        parts.append("<h4>A/B test</h4>")
+        if r.srm and r.srm.get("mismatch"):
+            parts.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b> — the A/B results '
+                         f'below are not trustworthy. {html.escape(r.srm_message or "")}</div>')
+        elif r.srm:
+            units = ", ".join(f"{k}: {v:,}" for k, v in r.srm.get("units", {}).items())
+            parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
+                         f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
+        parts.append(_table(r.ab, ["metric", "variant", "control_value", "treatment_value",
+                                   "abs_diff", "abs_ci_low", "abs_ci_high", "rel_diff",
+                                   "p_value", "p_adjusted", "significant"]))
+    if r.interleaving is not None:
+        parts.append("<h4>Interleaving (team-draft; team A = treatment)</h4>")
+        cols = [c for c in ("team_a", "team_b", "impressions", "impressions_with_clicks",
+                            "wins_a", "wins_b", "ties", "delta_ab", "ci_low", "ci_high",
+                            "p_value", "winner") if c in r.interleaving.columns]
+        parts.append(_table(r.interleaving, cols))
+    if r.within is not None:
+        w = r.within
+        parts.append(
+            "<h4>Per-query agreement</h4><p>Offline per-query Δ "
+            f"{html.escape(report.measures[0])} against the per-query interleaving "
+            f"Δ_q over {w['n']} queries (judged only: {w['n_offline_only']}, searched but not "
+            f"judged: {w['n_online_only']}): sign agreement {w['n_agree']}/"
+            f"{w['n_agree'] + w['n_disagree']} ({_fmt(w['sign_agreement'], 3)}), Kendall τ-b "
+            f"{_fmt(w['kendall_tau'], 3)} (p = {_fmt(w['kendall_p'])}), Spearman ρ "
+            f"{_fmt(w['spearman_rho'], 3)} (p = {_fmt(w['spearman_p'])}).</p>")
+    for note in r.notes:
+        parts.append(f'<p class="note">{html.escape(note)}</p>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def render_html(report: Report) -> str:
+    """The report as one self-contained HTML document."""
+    from onlineeval import __version__
+
+    study = report.study
+    primary = report.primary
+    t = report.table
+    srm_bad = [r.experiment.name for r in report.experiments if r.srm and r.srm.get("mismatch")]
+    out = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(study.title)} — onlineeval report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(study.title)}</h1>",
+        f'<p class="note">onlineeval {__version__} · study {html.escape(str(study.path))} · '
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · α = {study.alpha:g}</p>",
+        '<section id="summary"><h2>Summary</h2>',
+    ]
+    if srm_bad:
+        out.append('<div class="srm"><b>SAMPLE RATIO MISMATCH</b> in: '
+                   f'{html.escape(", ".join(srm_bad))} — their A/B results are not '
+                   "trustworthy.</div>")
+    out.append(f'<p class="headline">{_large_margin_text(report)}</p>')
+    out.append(f"<p>{len(report.experiments)} experiments; primary offline measure "
+               f"<b>{html.escape(report.measures[0])}</b>; online outcomes: "
+               f"{html.escape(', '.join(label for _, label in report.outcomes) or 'none')}.</p>")
+    out.append("</section>")
+
+    out.append('<section id="agreement"><h2>Offline–online agreement across experiments</h2>')
+    out.append(f"<p>Offline Δ {html.escape(report.measures[0])} (treatment − control) against "
+               "each online outcome, oriented so that positive favours the treatment. Sign "
+               "agreement leaves out experiments with a zero delta; Wilson 95% interval.</p>")
+    out.append(_table(_agreement_rows(report)))
+    dm = _decision_matrix(report)
+    if len(dm):
+        out.append(f"<h3>Decision table (α = {study.alpha:g}; offline and A/B p-values "
+                   "adjusted within each experiment)</h3>")
+        out.append(_table(dm))
+    out.append("</section>")
+
+    out.append('<section id="scatter"><h2>Offline Δ against online Δ</h2>')
+    out.append(_img(scatter_offline_online(t, primary, report.outcomes),
+                    "scatter of offline delta against online deltas with confidence intervals"))
+    out.append("</section>")
+
+    out.append('<section id="forest"><h2>A/B deltas (forest plot)</h2>')
+    ab = _ab_long(report)
+    if len(ab):
+        out.append('<p class="note">Treatment − control with CIs; blue = significant after '
+                   "correction, red = the experiment has a sample ratio mismatch.</p>")
+        out.append(_img(forest_ab(ab, list(study.online_metrics)), "forest plot of A/B deltas"))
+    else:
+        out.append('<p class="note">No A/B logs in this study.</p>')
+    out.append("</section>")
+
+    out.append('<section id="position-ctr"><h2>Position CTR per variant</h2>')
+    curves = _curves(report)
+    if len(curves):
+        out.append(_img(position_ctr_curves(curves), "click-through rate by rank per variant"))
+    else:
+        out.append('<p class="note">No A/B logs with results in this study.</p>')
+    out.append("</section>")
+
+    out.append('<section id="tau-matrix"><h2>Which offline measure agrees best with which '
+               "online outcome (Kendall τ-b across experiments)</h2>")
+    if len(report.tau):
+        piv = report.tau.pivot(index="offline", columns="online", values="kendall_tau")
+        piv = piv.reindex(index=[f"offline:{m}" for m in report.measures],
+                          columns=[c for c, _ in report.outcomes]).reset_index()
+        out.append(_table(piv))
+        out.append(_table(report.tau))
+    out.append("</section>")
+
+    out.append('<section id="experiments-table"><h2>All experiments</h2>')
+    cols = ["experiment", "control", "treatment"] + [
+        c for c in t.columns if (c.startswith("offline:") or c.startswith("ab:")
+                                 or c.startswith(INTERLEAVING)) and not c.endswith(
+            ("_ci_low", "_ci_high"))]
+    out.append(_table(t, cols))
+    out.append("</section>")
+
+    out.append('<section id="experiments"><h2>Per experiment</h2>')
+    out.extend(_experiment_html(report, r) for r in report.experiments)
+    out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def _ab_long(report: Report) -> pd.DataFrame:
+    parts = []
+    for r in report.experiments:
+        if r.ab is not None and len(r.ab):
+            parts.append(r.ab.assign(experiment=r.experiment.name,
+                                     srm_mismatch=bool(r.srm and r.srm.get("mismatch"))))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _curves(report: Report) -> pd.DataFrame:
+    parts = []
+    for r in report.experiments:
+        if r.position_ctr is not None and len(r.position_ctr):
+            parts.append(r.position_ctr.assign(experiment=r.experiment.name))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    """Every number of the report, JSON-ready."""
+    from onlineeval.cli._output import _plain, records
+
+    def recs(df: pd.DataFrame | None) -> list[dict[str, Any]] | None:
+        return None if df is None else records(df)
+
+    def plain(d: dict[str, Any] | None) -> dict[str, Any] | None:
+        if d is None:
+            return None
+        return {k: (plain(v) if isinstance(v, dict) else
+                    [_plain(x) for x in v] if isinstance(v, list) else _plain(v))
+                for k, v in d.items()}
+
+    s = report.study
+    return {
+        "study": {
+            "path": str(s.path), "title": s.title, "measures": list(s.measures),
+            "online_metrics": list(s.online_metrics), "alpha": s.alpha, "test": s.test,
+            "correction": s.correction, "large_margin": s.large_margin, "seed": s.seed,
+            "n_resamples": s.n_resamples,
+        },
+        "large_margin": plain(report.large_margin),
+        "agreement": {col: res.to_dict() for col, res in report.agreements.items()},
+        "tau_matrix": recs(report.tau),
+        "table": recs(report.table),
+        "experiments": [
+            {
+                "name": r.experiment.name, "control_run": str(r.experiment.control_run),
+                "treatment_run": str(r.experiment.treatment_run),
+                "offline": recs(r.offline), "ab": recs(r.ab), "srm": plain(r.srm),
+                "interleaving": recs(r.interleaving), "position_ctr": recs(r.position_ctr),
+                "per_query_agreement": plain(r.within), "notes": list(r.notes),
+            }
+            for r in report.experiments
+        ],
+    }

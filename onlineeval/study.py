@@ -1,0 +1,223 @@
+"""The study file: which experiments (ranker pairs) to read out together, and how.
+
+A study is a TOML file (read with the standard library's :mod:`tomllib`). Paths in it are
+relative to the file's own directory. Top-level keys give defaults; each ``[[experiment]]``
+table is one ranker pair and may override any default::
+
+    title = "Ranker study"            # optional, shown in the report
+    qrels = "qrels.txt"               # TREC qrels (default for every experiment)
+    measures = ["ndcg_cut_10", "map"] # offline measures; the first is the primary one
+    online_metrics = ["ctr", "click_mrr"]   # A/B metrics; the first is the primary one
+    ab_logs = "ab"                    # click-log directory of the A/B tests (optional)
+    interleaving_logs = "interleaving"      # click-log directory of interleaving (optional)
+    alpha = 0.05                      # significance level everywhere
+    test = "t"                        # paired offline test: t, wilcoxon, sign, randomization,
+                                      # bootstrap
+    correction = "holm"               # holm | bh | none, within each experiment's tables
+    large_margin = 0.05               # optional: |offline Δ| at or above which a pair counts
+                                      # as a large offline margin (default: offline significant)
+    seed = 0                          # seed of resampling tests and bootstraps
+    n_resamples = 2000                # resamples of those tests
+
+    [[experiment]]
+    name = "s260_vs_s040"             # required, unique
+    control_run = "runs/s260.run"     # required: TREC run of the control ranker
+    treatment_run = "runs/s040.run"   # required: TREC run of the treatment ranker
+    # optional: qrels, ab_logs, interleaving_logs (override the defaults);
+    # ab_experiment / interleaving_experiment: the value of the logs' `experiment` column
+    # (default: name); control_variant / treatment_variant (default control / treatment);
+    # control_team / treatment_team: the `results.team` names of the interleaved rankers
+    # (default: the run files' stems, e.g. s260 / s040)
+
+Every problem is reported as an :class:`~onlineeval.errors.InputError` naming the file and the
+key (e.g. ``study.toml: experiment[3].control_run: file 'runs/x.run' does not exist``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from onlineeval.errors import InputError
+
+_TOP_KEYS: dict[str, type | tuple[type, ...]] = {
+    "title": str, "qrels": str, "measures": list, "online_metrics": list, "ab_logs": str,
+    "interleaving_logs": str, "alpha": (int, float), "test": str, "correction": str,
+    "large_margin": (int, float), "seed": int, "n_resamples": int, "experiment": list,
+}
+_EXP_KEYS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "control_run": str, "treatment_run": str, "qrels": str, "ab_logs": str,
+    "interleaving_logs": str, "ab_experiment": str, "interleaving_experiment": str,
+    "control_variant": str, "treatment_variant": str, "control_team": str,
+    "treatment_team": str,
+}
+
+DEFAULT_MEASURES = ("ndcg_cut_10", "map", "P_10", "recip_rank")
+DEFAULT_ONLINE_METRICS = ("ctr", "click_mrr", "abandonment_rate")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One ranker pair of a study (paths resolved, defaults applied)."""
+
+    name: str
+    qrels: Path
+    control_run: Path
+    treatment_run: Path
+    ab_logs: Path | None = None
+    interleaving_logs: Path | None = None
+    ab_experiment: str = ""
+    interleaving_experiment: str = ""
+    control_variant: str = "control"
+    treatment_variant: str = "treatment"
+    control_team: str = ""
+    treatment_team: str = ""
+
+
+@dataclass(frozen=True)
+class Study:
+    """A parsed, validated study file."""
+
+    path: Path
+    title: str
+    measures: tuple[str, ...]
+    online_metrics: tuple[str, ...]
+    alpha: float
+    test: str
+    correction: str
+    large_margin: float | None
+    seed: int
+    n_resamples: int
+    experiments: tuple[Experiment, ...] = field(default_factory=tuple)
+
+
+def _check_keys(table: dict[str, Any], allowed: dict[str, Any], where: str) -> None:
+    for key, value in table.items():
+        if key not in allowed:
+            close = difflib.get_close_matches(key, list(allowed), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else "."
+            raise InputError(
+                f"{where}{key}: unknown key{hint} Allowed keys: {', '.join(sorted(allowed))}"
+            )
+        want = allowed[key]
+        # bool is an int in Python; a study never means True as a number
+        if not isinstance(value, want) or (isinstance(value, bool) and want is not str):
+            names = (want,) if isinstance(want, type) else want
+            raise InputError(
+                f"{where}{key}: expected {' or '.join(t.__name__ for t in names)}, got "
+                f"{type(value).__name__} {value!r}"
+            )
+
+
+def _strings(value: list, where: str) -> tuple[str, ...]:
+    if not value or not all(isinstance(v, str) and v for v in value):
+        raise InputError(f"{where}: expected a non-empty list of names, got {value!r}")
+    return tuple(value)
+
+
+def _path(base: Path, value: str, where: str, kind: str) -> Path:
+    p = (base / value).resolve()
+    ok = p.is_dir() if kind == "dir" else p.is_file()
+    if not ok:
+        what = "directory" if kind == "dir" else "file"
+        raise InputError(
+            f"{where}: {what} {value!r} does not exist (resolved to {p}; paths are relative "
+            "to the study file)"
+        )
+    return p
+
+
+def read_study(path: str | Path) -> Study:
+    """Read and validate a study file; see the module docstring for its keys."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"study file {str(path)!r} does not exist or is not a file")
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text: {exc}") from None
+    src = path.name
+    _check_keys(data, _TOP_KEYS, f"{src}: ")
+    base = path.resolve().parent
+    alpha = float(data.get("alpha", 0.05))
+    if not 0 < alpha < 1:
+        raise InputError(f"{src}: alpha: must be in (0, 1), got {alpha!r}")
+    large = data.get("large_margin")
+    if large is not None and not large >= 0:
+        raise InputError(f"{src}: large_margin: must be >= 0, got {large!r}")
+    n_res = int(data.get("n_resamples", 2000))
+    if n_res < 100:
+        raise InputError(f"{src}: n_resamples: must be at least 100, got {n_res}")
+    seed = int(data.get("seed", 0))
+    if seed < 0:
+        raise InputError(f"{src}: seed: must be a non-negative integer, got {seed}")
+    test = data.get("test", "t")
+    from onlineeval.offline.compare import PAIRED_TESTS
+
+    if test not in PAIRED_TESTS:
+        raise InputError(
+            f"{src}: test: unknown paired test {test!r}; use one of {', '.join(PAIRED_TESTS)}"
+        )
+    correction = data.get("correction", "holm")
+    if correction.lower() not in ("holm", "bh", "none"):
+        raise InputError(f"{src}: correction: use holm, bh or none; got {correction!r}")
+    measures = _strings(data["measures"], f"{src}: measures") if "measures" in data \
+        else DEFAULT_MEASURES
+    metrics = _strings(data["online_metrics"], f"{src}: online_metrics") \
+        if "online_metrics" in data else DEFAULT_ONLINE_METRICS
+    raw = data.get("experiment")
+    if not raw:
+        raise InputError(
+            f"{src}: experiment: a study needs at least one [[experiment]] table with name, "
+            "control_run and treatment_run"
+        )
+    experiments = []
+    seen: set[str] = set()
+    for i, exp in enumerate(raw, start=1):
+        where = f"{src}: experiment[{i}]"
+        if not isinstance(exp, dict):
+            raise InputError(f"{where}: expected a table ([[experiment]]), got {exp!r}")
+        _check_keys(exp, _EXP_KEYS, f"{where}.")
+        for key in ("name", "control_run", "treatment_run"):
+            if key not in exp:
+                raise InputError(f"{where}.{key}: required key is missing")
+        name = exp["name"]
+        if name in seen:
+            raise InputError(f"{where}.name: experiment name {name!r} is used twice")
+        seen.add(name)
+        where = f"{src}: experiment[{i}] ({name})"
+
+        def get(key: str, exp: dict = exp) -> Any:
+            return exp.get(key, data.get(key))
+
+        if get("qrels") is None:
+            raise InputError(f"{where}.qrels: no qrels given (set it at the top or here)")
+        qrels = _path(base, get("qrels"), f"{where}.qrels", "file")
+        ab = get("ab_logs")
+        il = get("interleaving_logs")
+        control_run = _path(base, exp["control_run"], f"{where}.control_run", "file")
+        treatment_run = _path(base, exp["treatment_run"], f"{where}.treatment_run", "file")
+        experiments.append(Experiment(
+            name=name, qrels=qrels, control_run=control_run, treatment_run=treatment_run,
+            ab_logs=None if ab is None else _path(base, ab, f"{where}.ab_logs", "dir"),
+            interleaving_logs=None if il is None else _path(
+                base, il, f"{where}.interleaving_logs", "dir"),
+            ab_experiment=exp.get("ab_experiment", name),
+            interleaving_experiment=exp.get("interleaving_experiment", name),
+            control_variant=exp.get("control_variant", "control"),
+            treatment_variant=exp.get("treatment_variant", "treatment"),
+            control_team=exp.get("control_team", control_run.stem),
+            treatment_team=exp.get("treatment_team", treatment_run.stem),
+        ))
+    return Study(
+        path=path, title=data.get("title", path.stem), measures=measures,
+        online_metrics=metrics, alpha=alpha, test=test, correction=correction.lower(),
+        large_margin=None if large is None else float(large), seed=seed, n_resamples=n_res,
+        experiments=tuple(experiments),
+    )

@@ -1,0 +1,50 @@
+-- name: agreement/per_query_interleaving
+-- computes: per query (topic) of one interleaving comparison, the pages and outcomes from the
+--   point of view of team $team, and Δ_q, for the within-experiment offline-online agreement.
+--   Python wrapper: onlineeval.report.build._per_query_interleaving.
+-- grain: one row per (experiment, team pair, query value) where $team is one of the pair
+-- params: team
+-- identifiers: query
+-- query: the searches column naming the topic (qid when the log has it, else query)
+-- requires: temp table interleaving_page_outcomes (interleaving/page_outcomes) and the
+--   searches view of onlineeval.load_logs.
+-- formula: wins_t = pages won by $team, wins_o = pages won by the other team, ties = tied
+--   pages; Δ_q = (wins_t + ties / 2) / (wins_t + wins_o + ties) − 0.5 (Chapelle et al. 2012,
+--   per query), NULL when the query has no decided page (no click on any of its pages).
+-- outputs: experiment, team, other_team, qid VARCHAR, pages BIGINT, wins_t BIGINT,
+--   wins_o BIGINT, ties BIGINT, delta_q DOUBLE
+WITH
+pages AS (
+    SELECT
+        p.experiment,
+        CAST($team AS VARCHAR) AS team,
+        CASE WHEN p.team_a = $team THEN p.team_b ELSE p.team_a END AS other_team,
+        CAST({{query:s.}} AS VARCHAR) AS qid,
+        CASE
+            WHEN p.outcome = 'tie' THEN 'tie'
+            WHEN (p.outcome = 'a' AND p.team_a = $team)
+              OR (p.outcome = 'b' AND p.team_b = $team) THEN 'won'
+            WHEN p.outcome IN ('a', 'b') THEN 'lost'
+            ELSE 'none'
+        END AS result
+    FROM interleaving_page_outcomes AS p
+    JOIN searches AS s ON s.search_id = p.search_id
+    WHERE p.team_a = $team OR p.team_b = $team
+),
+per_query AS (
+    SELECT
+        experiment, team, other_team, qid,
+        count(*) AS pages,
+        count(*) FILTER (WHERE result = 'won') AS wins_t,
+        count(*) FILTER (WHERE result = 'lost') AS wins_o,
+        count(*) FILTER (WHERE result = 'tie') AS ties
+    FROM pages
+    GROUP BY experiment, team, other_team, qid
+)
+SELECT
+    experiment, team, other_team, qid, pages, wins_t, wins_o, ties,
+    CASE WHEN wins_t + wins_o + ties > 0
+         THEN (wins_t + ties / 2.0) / (wins_t + wins_o + ties) - 0.5
+    END AS delta_q
+FROM per_query
+ORDER BY experiment, other_team, qid

@@ -1,0 +1,103 @@
+-- name: interleaving/page_outcomes
+-- computes: team-draft (and team-draft multileave) click credit and outcome of every
+--   interleaved page, for every pair of teams of the page's experiment. Python wrapper:
+--   onlineeval.interleaving.outcomes.page_outcomes (stores it as the temp table
+--   interleaving_page_outcomes that interleaving/user_stats and interleaving/summary read).
+-- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
+-- params: experiment
+-- identifiers: none
+-- requires: views searches(search_id, user_id, ts, query, experiment, variant),
+--   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
+--   onlineeval.load_logs.
+-- interleaved page: a search with at least one results row whose team is not NULL, in
+--   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
+--   group of its own).
+-- teams: the distinct non-NULL results.team values on the interleaved pages of an experiment;
+--   the pairs are (team_a, team_b) with team_a < team_b (byte order), so "A" is the
+--   alphabetically first team. Two teams give one pair; multileaved pages give every pair.
+-- click matching: a click hits the result of its page with the same rank; a click without a
+--   rank hits the result with its doc_id. A result clicked more than once counts once.
+-- formula: credit_t = number of distinct results placed by team t that were clicked on the
+--   page (0 when the team placed nothing on the page); outcome = 'a' when credit_a > credit_b,
+--   'b' when credit_b > credit_a, 'tie' when equal and > 0, 'none' otherwise (no click, or
+--   clicks only on results of other teams, without a team, or not in results).
+-- outputs: experiment, variant, day DATE (searches.ts as a date; NULL without ts), query,
+--   user_id, search_id, team_a, team_b, credit_a BIGINT, credit_b BIGINT,
+--   has_click INTEGER (1 when the page has any click row), outcome VARCHAR,
+--   clicks_without_team BIGINT (distinct clicked results whose team is NULL: reported, never
+--   credited), clicks_unmatched BIGINT (click rows matching no result of the page),
+--   repeat_clicks BIGINT (click rows on a result already clicked on the page).
+WITH
+interleaved AS (
+    SELECT DISTINCT search_id FROM results WHERE team IS NOT NULL
+),
+pages AS (
+    SELECT s.search_id, s.user_id, s.experiment, s.variant, CAST(s.ts AS DATE) AS day, s.query
+    FROM searches AS s
+    SEMI JOIN interleaved AS i ON i.search_id = s.search_id
+    WHERE CAST($experiment AS VARCHAR) IS NULL
+       OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)
+),
+matched AS (
+    -- every click row of an interleaved page with the result it hit (rank NULL: none)
+    SELECT c.search_id, r.rank, r.team
+    FROM clicks AS c
+    SEMI JOIN pages AS p ON p.search_id = c.search_id
+    LEFT JOIN results AS r
+        ON r.search_id = c.search_id
+       AND (r.rank = c.rank OR (c.rank IS NULL AND r.doc_id = c.doc_id))
+),
+page_clicks AS (
+    SELECT
+        search_id,
+        count(*) AS click_rows,
+        count(*) FILTER (WHERE rank IS NULL) AS clicks_unmatched,
+        count(DISTINCT rank) AS clicked_results,
+        count(DISTINCT rank) FILTER (WHERE team IS NULL) AS clicks_without_team
+    FROM matched
+    GROUP BY search_id
+),
+team_credit AS (
+    SELECT search_id, team, count(DISTINCT rank) AS credit
+    FROM matched
+    WHERE team IS NOT NULL
+    GROUP BY search_id, team
+),
+teams AS (
+    SELECT DISTINCT p.experiment, r.team
+    FROM pages AS p
+    JOIN results AS r ON r.search_id = p.search_id
+    WHERE r.team IS NOT NULL
+),
+pairs AS (
+    SELECT a.experiment, a.team AS team_a, b.team AS team_b
+    FROM teams AS a
+    JOIN teams AS b ON b.experiment IS NOT DISTINCT FROM a.experiment AND a.team < b.team
+),
+credited AS (
+    SELECT
+        p.experiment, p.variant, p.day, p.query, p.user_id, p.search_id,
+        pr.team_a, pr.team_b,
+        coalesce(ca.credit, 0) AS credit_a,
+        coalesce(cb.credit, 0) AS credit_b,
+        CAST(coalesce(pc.click_rows, 0) > 0 AS INTEGER) AS has_click,
+        coalesce(pc.clicks_without_team, 0) AS clicks_without_team,
+        coalesce(pc.clicks_unmatched, 0) AS clicks_unmatched,
+        coalesce(pc.click_rows - pc.clicks_unmatched - pc.clicked_results, 0) AS repeat_clicks
+    FROM pages AS p
+    JOIN pairs AS pr ON pr.experiment IS NOT DISTINCT FROM p.experiment
+    LEFT JOIN page_clicks AS pc ON pc.search_id = p.search_id
+    LEFT JOIN team_credit AS ca ON ca.search_id = p.search_id AND ca.team = pr.team_a
+    LEFT JOIN team_credit AS cb ON cb.search_id = p.search_id AND cb.team = pr.team_b
+)
+SELECT
+    experiment, variant, day, query, user_id, search_id, team_a, team_b, credit_a, credit_b,
+    has_click,
+    CASE
+        WHEN credit_a > credit_b THEN 'a'
+        WHEN credit_b > credit_a THEN 'b'
+        WHEN credit_a > 0 THEN 'tie'
+        ELSE 'none'
+    END AS outcome,
+    clicks_without_team, clicks_unmatched, repeat_clicks
+FROM credited

@@ -1,0 +1,44 @@
+-- name: online/metrics
+-- computes: the sufficient statistics of every online metric, per group: sums (and counts) of
+--   the per-search facts of online/search_facts. Python (onlineeval.online.metrics) divides
+--   them as the metric registry (onlineeval.online.definitions.METRICS) says, e.g.
+--   ctr = has_click / searches, session_success_rate = session_success / sessions.
+-- grain: one row per group of the by columns (one row in all when by is empty)
+-- params: none
+-- identifiers: by, facts
+-- requires: the facts view named by the caller (created by onlineeval.online.search_facts) and the
+--   group columns, which may be any of its columns or the time buckets __hour, __day, __week
+--   (date_trunc of the search ts; Monday-based ISO weeks).
+-- outputs: the by columns, then searches = count(*), users = count(DISTINCT user_id) and, for
+--   every other statistic, the SUM of the fact column of the same name (ttfc_s sums seconds
+--   over searches with a timed click; has_ttfc counts them).
+WITH
+f AS (
+    SELECT *,
+        date_trunc('hour', ts) AS __hour,
+        date_trunc('day', ts) AS __day,
+        date_trunc('week', ts) AS __week
+    FROM {{facts}}
+)
+SELECT {{by,}}
+    count(*) AS searches,
+    sum(session_first) AS session_first,
+    count(DISTINCT user_id) AS users,
+    sum(has_click) AS has_click,
+    sum(n_clicks) AS n_clicks,
+    sum(nonzero) AS nonzero,
+    sum(abandoned) AS abandoned,
+    sum(known_n_results) AS known_n_results,
+    sum(zero_result) AS zero_result,
+    sum(session_has_click) AS session_has_click,
+    sum(session_abandoned) AS session_abandoned,
+    sum(session_success) AS session_success,
+    sum(ttfc_s) AS ttfc_s,
+    sum(has_ttfc) AS has_ttfc,
+    sum(rr) AS rr,
+    count(rr) AS known_rr,
+    sum(reformulated) AS reformulated,
+    sum(known_query) AS known_query
+FROM f
+GROUP BY ALL
+ORDER BY ALL

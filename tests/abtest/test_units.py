@@ -1,0 +1,133 @@
+"""The unit aggregation SQL: per-unit sums by hand in pandas, consistency with the online
+metrics (no drift), exclusions counted, periods and experiments."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import onlineeval
+from onlineeval.abtest.metrics import METRICS, UNIT_SUMS
+from onlineeval.abtest.units import load_units, parse_pre_period
+from onlineeval.errors import InvalidParameterError, UnknownNameError
+from onlineeval.online.definitions import METRICS as ONLINE_METRICS
+
+
+def _by_hand(searches, clicks):
+    per_search = searches.copy()
+    n = clicks.groupby("search_id").size()
+    per_search["n_clicks"] = per_search["search_id"].map(n).fillna(0)
+    per_search["has_click"] = (per_search["n_clicks"] > 0).astype(int)
+    per_search["nonzero"] = (per_search["n_results"] > 0).astype(int)
+    per_search["zero_result"] = (per_search["n_results"] == 0).astype(int)
+    per_search["abandoned"] = per_search["nonzero"] * (1 - per_search["has_click"])
+    first = clicks.groupby("search_id")["rank"].min()
+    per_search["rr"] = 1.0 / per_search["search_id"].map(first)
+    per_search["rr"] = per_search["rr"].fillna(0.0)
+    per_search["searches"] = 1
+    cols = ["searches", "has_click", "n_clicks", "nonzero", "zero_result", "abandoned", "rr"]
+    return per_search.groupby(["user_id", "variant"])[cols].sum().reset_index()
+
+
+def test_unit_sums_match_pandas_by_hand(make_tables):
+    s, c = make_tables(seed=3)
+    data = load_units(onlineeval.load_logs(searches=s, clicks=c))
+    expected = _by_hand(s, c)
+    for variant, arr in data.arms.items():
+        exp = expected[expected["variant"] == variant]
+        assert len(arr) == len(exp)
+        for col in ["searches", "has_click", "n_clicks", "nonzero", "zero_result", "abandoned",
+                    "rr"]:
+            got = np.sort(arr[:, data.col(col)])
+            np.testing.assert_allclose(got, np.sort(exp[col].to_numpy(float)), rtol=1e-12)
+        assert (arr[:, data.col("units")] == 1).all()
+
+
+def test_every_online_ratio_metric_is_a_ratio_of_unit_sums(small_logs):
+    # the A/B metrics cannot drift from the online metrics: pooled unit sums reproduce
+    # online_metrics per variant, for every ratio metric of the online registry
+    data = load_units(small_logs)
+    online = onlineeval.online_metrics(small_logs, by="variant").set_index("variant")
+    ratio_metrics = [m for _, m in ONLINE_METRICS.items() if m.denominator is not None]
+    assert {m.name for m in ratio_metrics} <= set(METRICS)
+    for m in ratio_metrics:
+        assert m.numerator in UNIT_SUMS and m.denominator in UNIT_SUMS
+        for variant, arr in data.arms.items():
+            ours = arr[:, data.col(m.numerator)].sum() / arr[:, data.col(m.denominator)].sum()
+            assert ours == pytest.approx(online.loc[variant, m.name], rel=1e-12), m.name
+
+
+def test_exclusions_are_counted(make_tables):
+    s, c = make_tables(seed=4, users={"control": 20, "treatment": 20})
+    # one user seen in both variants, and two searches without a variant
+    moved = s.index[s["user_id"] == "u1"][0]
+    s.loc[moved, "variant"] = "treatment"
+    s.loc[s.index[-2:], "variant"] = None
+    u1_searches = int((s["user_id"] == "u1").sum())
+    with pytest.warns(UserWarning, match="more than one variant"):
+        data = load_units(onlineeval.load_logs(searches=s, clicks=c))
+    assert data.excluded["multi_variant_units"] == 1
+    assert data.excluded["multi_variant_searches"] == u1_searches
+    assert data.excluded["no_variant_searches"] == 2
+    total = sum(arr[:, data.col("searches")].sum() for arr in data.arms.values())
+    assert total == len(s) - u1_searches - 2
+
+
+def test_pre_period_split_and_units_without_pre_data(make_tables):
+    s, c = make_tables(seed=5, days=20)
+    start, end = pd.Timestamp("2024-01-01"), pd.Timestamp("2024-01-08")
+    data = load_units(onlineeval.load_logs(searches=s, clicks=c),
+                      pre_period=parse_pre_period(f"{start},{end}"))
+    pre = s[(s["ts"] >= start) & (s["ts"] < end)].groupby("user_id").size()
+    exp = s[s["ts"] >= end].groupby("user_id").size()
+    arr = np.concatenate(list(data.arms.values()))
+    assert len(arr) == len(exp)
+    assert arr[:, data.col("searches")].sum() == exp.sum()
+    # pre-period searches of users who are in the experiment period
+    assert arr[:, data.col("pre_searches")].sum() == pre[pre.index.isin(exp.index)].sum()
+    n_with_pre = int(exp.index.isin(pre.index).sum())
+    assert arr[:, data.col("has_pre")].sum() == n_with_pre
+    assert 0 < n_with_pre < len(exp)
+
+
+def test_parse_pre_period_forms():
+    a, b = pd.Timestamp("2024-01-01"), pd.Timestamp("2024-01-08")
+    assert parse_pre_period("2024-01-01,2024-01-08") == (a, b, b)
+    assert parse_pre_period(("2024-01-01", "2024-01-08")) == (a, b, b)
+    assert parse_pre_period("2024-01-08") == (None, b, b)
+    with pytest.raises(InvalidParameterError, match="before its end"):
+        parse_pre_period("2024-01-08,2024-01-01")
+    with pytest.raises(InvalidParameterError, match="timestamp"):
+        parse_pre_period("yesterday,today")
+
+
+def test_experiments_and_unit_column(make_tables):
+    s1, c1 = make_tables(seed=6, users={"control": 10, "treatment": 10}, experiment="e1")
+    s2, c2 = make_tables(seed=7, users={"control": 10, "treatment": 10}, experiment="e2")
+    s2["search_id"] = "b" + s2["search_id"]
+    s2["user_id"] = "b" + s2["user_id"]
+    c2["search_id"] = "b" + c2["search_id"]
+    logs = onlineeval.load_logs(searches=pd.concat([s1, s2]), clicks=pd.concat([c1, c2]))
+    with pytest.raises(InvalidParameterError, match="several experiments.*e1, e2"):
+        load_units(logs)
+    with pytest.raises(UnknownNameError, match="e3.*e1, e2"):
+        load_units(logs, experiment="e3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = load_units(logs, experiment="e2")
+    assert sum(len(a) for a in data.arms.values()) == 20
+    with pytest.raises(UnknownNameError, match="randomization unit.*user_id"):
+        load_units(logs, unit="usr")
+
+
+def test_custom_unit_column(make_tables):
+    s, c = make_tables(seed=8, users={"control": 40, "treatment": 40})
+    # households of two consecutive users (same variant: users are numbered by variant)
+    s["household"] = "h" + ((s["user_id"].str[1:].astype(int) + 1) // 2).astype(str)
+    data = load_units(onlineeval.load_logs(searches=s, clicks=c), unit="household")
+    by_hand = s.groupby(["variant", "household"]).size()
+    for variant, arr in data.arms.items():
+        assert len(arr) == 20
+        np.testing.assert_array_equal(np.sort(arr[:, data.col("searches")]),
+                                      np.sort(by_hand.loc[variant].to_numpy()))

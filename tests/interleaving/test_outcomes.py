@@ -1,0 +1,132 @@
+"""Credit and outcome SQL against hand-computed pages (sql/interleaving/*.sql)."""
+
+from __future__ import annotations
+
+import types
+
+import duckdb
+import pandas as pd
+import pytest
+
+from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.interleaving import outcomes
+from onlineeval.logs import load_logs
+
+
+def raw_logs(searches: pd.DataFrame, results: pd.DataFrame, clicks: pd.DataFrame):
+    """Views made directly in DuckDB (no loader), so clicks the loader would exclude reach
+    the SQL: it must still count them rather than credit them."""
+    con = duckdb.connect()
+    for name, df, cols in (
+        ("searches", searches, "search_id, user_id, ts, NULL AS session_id, query, experiment,"
+                               " NULL AS variant, NULL AS n_results"),
+        ("results", results, "search_id, rank, doc_id, team"),
+        ("clicks", clicks, "search_id, rank, doc_id, NULL AS ts, NULL AS dwell_ms"),
+    ):
+        con.register(f"src_{name}", df)
+        con.execute(f"CREATE VIEW {name} AS SELECT {cols} FROM src_{name}")
+    return types.SimpleNamespace(con=con)
+
+
+def page_rows(logs) -> pd.DataFrame:
+    outcomes.page_outcomes(logs)
+    return logs.con.execute(
+        "SELECT * FROM interleaving_page_outcomes ORDER BY experiment, team_a, team_b, search_id"
+    ).df()
+
+
+def test_page_credit_and_outcomes_match_hand_computation(logs):
+    rows = page_rows(logs)
+    e1 = rows[rows.experiment == "e1"].set_index("search_id")
+    assert list(e1.index) == ["p1", "p2", "p3", "p4", "p5", "p6", "p7"]  # p8 not interleaved
+    assert set(e1.team_a) == {"x"} and set(e1.team_b) == {"y"}
+    assert list(e1.credit_a) == [2, 0, 1, 0, 0, 2, 1]
+    assert list(e1.credit_b) == [0, 1, 1, 0, 0, 1, 0]
+    assert list(e1.outcome) == ["a", "b", "tie", "none", "none", "a", "a"]
+    assert list(e1.has_click) == [1, 1, 1, 0, 1, 1, 1]
+    assert e1.loc["p5", "clicks_without_team"] == 1 and e1.clicks_without_team.sum() == 1
+    assert e1.loc["p2", "repeat_clicks"] == 1 and e1.repeat_clicks.sum() == 1
+    assert e1.clicks_unmatched.sum() == 0
+    assert pd.Timestamp(e1.loc["p7", "day"]) == pd.Timestamp("2024-03-02")
+
+
+def test_multileaved_pages_give_every_pair(logs):
+    rows = page_rows(logs)
+    e2 = rows[rows.experiment == "e2"]
+    got = {(r.team_a, r.team_b, r.search_id): (r.credit_a, r.credit_b, r.outcome)
+           for r in e2.itertuples()}
+    assert got == {
+        ("r", "s", "m1"): (1, 0, "a"), ("r", "t", "m1"): (1, 1, "tie"),
+        ("s", "t", "m1"): (0, 1, "b"), ("r", "s", "m2"): (0, 1, "b"),
+        ("r", "t", "m2"): (0, 0, "none"), ("s", "t", "m2"): (1, 0, "a"),
+    }
+
+
+def test_user_stats_are_per_user_sums(logs):
+    outcomes.page_outcomes(logs, "e1")
+    st = outcomes.user_stats(logs).set_index("user_id").sort_index()
+    assert list(st.index) == ["u1", "u2", "u3", "u4"]
+    assert list(st.impressions) == [2, 2, 2, 1]
+    assert list(st.impressions_with_clicks) == [2, 1, 2, 1]
+    assert list(st.wins_a) == [1, 0, 1, 1]
+    assert list(st.wins_b) == [1, 0, 0, 0]
+    assert list(st.ties) == [0, 1, 0, 0]
+
+
+def test_summary_sql_matches_hand_computation(logs):
+    out = outcomes.summary(logs, "e1").iloc[0]
+    assert (out.impressions, out.impressions_with_clicks) == (7, 6)
+    assert (out.wins_a, out.wins_b, out.ties) == (3, 1, 1)
+    # (3 + 1/2) / 5 - 1/2
+    assert out.delta_ab == pytest.approx(0.2)
+    assert out.share_a == pytest.approx(0.75)
+    # per query: q1 {a, b} -> 0; q2 {tie} -> 0; q3 {a, a} -> 0.5; mean over 3 queries
+    assert out.queries_decided == 3
+    assert out.delta_ab_per_query == pytest.approx(0.5 / 3)
+    assert (out.clicks_without_team, out.repeat_clicks) == (1, 1)
+
+
+def test_summary_by_day(logs):
+    out = outcomes.summary(logs, "e1", by=["day"]).sort_values("day")
+    assert list(out.impressions) == [6, 1]
+    assert list(out.wins_a) == [2, 1]
+
+
+def test_unmatched_click_is_counted_not_credited(hand_frames):
+    s, r, c = hand_frames
+    bad = pd.DataFrame({"search_id": ["p4"], "rank": pd.array([9], "Int64"), "doc_id": [None]})
+    logs = raw_logs(s, r, pd.concat([c, bad], ignore_index=True))
+    rows = page_rows(logs).set_index(["experiment", "search_id"])
+    p4 = rows.loc[("e1", "p4")]
+    assert (p4.credit_a, p4.credit_b, p4.outcome) == (0, 0, "none")
+    assert (p4.has_click, p4.clicks_unmatched) == (1, 1)
+
+
+def test_null_experiment_is_a_group_of_its_own(hand_frames):
+    s, r, c = hand_frames
+    s["experiment"] = s["experiment"].where(s["experiment"] != "e1", None)
+    logs = load_logs(searches=s, results=r, clicks=c)
+    out = outcomes.summary(logs)
+    assert out.experiment.isna().sum() == 1
+    assert out[out.experiment.isna()].iloc[0].impressions == 7
+
+
+def test_unknown_experiment_is_a_clear_error(logs):
+    with pytest.raises(InputError, match=r"'nope'.*e1, e2"):
+        outcomes.page_outcomes(logs, "nope")
+
+
+def test_log_without_team_column_is_a_clear_error(hand_frames):
+    s, r, c = hand_frames
+    logs = load_logs(searches=s, results=r.drop(columns="team"), clicks=c)
+    with pytest.raises(SchemaError, match="results.team"):
+        outcomes.page_outcomes(logs)
+
+
+def test_bad_breakdown_is_a_clear_error(logs, hand_frames):
+    with pytest.raises(InvalidParameterError, match="variant, day"):
+        outcomes.summary(logs, by=["user_id"])
+    s, r, c = hand_frames
+    no_ts = load_logs(searches=s.drop(columns="ts"), results=r, clicks=c)
+    with pytest.raises(SchemaError, match="searches.ts"):
+        outcomes.summary(no_ts, by=["day"])

@@ -1,0 +1,117 @@
+"""interleaving_readout on hand-computed logs (pages of tests/interleaving/test_outcomes.py)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from onlineeval.errors import InvalidParameterError
+from onlineeval.interleaving import FIELDS, interleaving_readout, preference_matrix
+from onlineeval.logs import load_logs
+
+
+def test_readout_fields_and_hand_numbers(logs):
+    with pytest.warns(UserWarning, match="1 clicked results on interleaved pages have no team"):
+        out = interleaving_readout(logs, "e1", n_resamples=200)
+    assert list(out.columns[: len(FIELDS)]) == list(FIELDS)
+    row = out.iloc[0]
+    assert (row.experiment, row.team_a, row.team_b) == ("e1", "x", "y")
+    assert (row.impressions, row.impressions_with_clicks) == (7, 6)
+    assert (row.wins_a, row.wins_b, row.ties) == (3, 1, 1)
+    assert row.delta_ab == pytest.approx(3.5 / 5 - 0.5)
+    assert row.share_a == pytest.approx(0.75)
+    # exact two-sided binomial, 3 of 4: 2 * P(X >= 3) = 2 * 5/16
+    assert row.p_value == pytest.approx(10 / 16)
+    assert row.winner is None
+    assert row.ci_low <= row.delta_ab <= row.ci_high
+    assert (row.users, row.clicks_without_team, row.repeat_clicks) == (4, 1, 1)
+
+
+def test_readout_agrees_with_summary_sql(logs):
+    from onlineeval.interleaving import outcomes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = interleaving_readout(logs, n_resamples=50).set_index(
+            ["experiment", "team_a", "team_b"])
+    sql = outcomes.summary(logs).set_index(["experiment", "team_a", "team_b"])
+    sql = sql.loc[out.index]
+    for col in ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties"):
+        assert list(out[col]) == list(sql[col])
+    assert np.allclose(out.delta_ab, sql.delta_ab, equal_nan=True)
+    assert np.allclose(out.share_a, sql.share_a.astype(float), equal_nan=True)
+
+
+def test_per_query_variant(logs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = interleaving_readout(logs, "e1", per_query=True, n_resamples=100).iloc[0]
+    assert row.delta_ab == pytest.approx(0.5 / 3)  # q1 0, q2 0, q3 0.5
+    assert row.share_a == pytest.approx(0.75)  # q1 1/2, q3 1; q2 has no win
+    assert row.p_value == pytest.approx(1.0)  # 1 query for A, 0 for B
+    assert row.queries_decided == 3 and row.method == "per_query"
+    assert (row.wins_a, row.wins_b, row.ties) == (3, 1, 1)  # counts stay page counts
+
+
+def test_team_a_argument_flips_the_pair(logs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = interleaving_readout(logs, "e1", team_a="y", n_resamples=100).iloc[0]
+        ref = interleaving_readout(logs, "e1", n_resamples=100).iloc[0]
+    assert (row.team_a, row.team_b, row.wins_a, row.wins_b) == ("y", "x", 1, 3)
+    assert row.delta_ab == pytest.approx(-ref.delta_ab)
+    assert row.share_a == pytest.approx(1 - ref.share_a)
+    with pytest.raises(InvalidParameterError, match="not a team"):
+        interleaving_readout(logs, "e1", team_a="zzz")
+
+
+def test_significant_winner_is_named():
+    # 30 users, each with one page won by y and none by x: p = 2 / 2**30
+    n = 30
+    s = pd.DataFrame({"search_id": [f"s{i}" for i in range(n)],
+                      "user_id": [f"u{i}" for i in range(n)], "experiment": "e"})
+    r = pd.DataFrame({"search_id": np.repeat(s.search_id, 2), "rank": [1, 2] * n,
+                      "doc_id": ["d1", "d2"] * n, "team": ["x", "y"] * n})
+    c = pd.DataFrame({"search_id": s.search_id, "rank": 2})
+    row = interleaving_readout(load_logs(searches=s, results=r, clicks=c), n_resamples=100)
+    row = row.iloc[0]
+    assert row.p_value == pytest.approx(2 * 0.5**30)
+    assert row.winner == "y" and row.delta_ab == -0.5
+    assert row.ci_low == row.ci_high == -0.5
+
+
+def test_multileave_preference_matrix(logs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = interleaving_readout(logs, "e2", n_resamples=50)
+    assert list(zip(out.team_a, out.team_b, strict=True)) == [("r", "s"), ("r", "t"), ("s", "t")]
+    assert list(out.wins_a) == [1, 0, 1] and list(out.wins_b) == [1, 0, 1]
+    assert list(out.ties) == [0, 1, 0]
+    m = preference_matrix(out)
+    assert list(m.index) == ["r", "s", "t"] and list(m.columns) == ["r", "s", "t"]
+    hand = pd.DataFrame({"experiment": "e", "team_a": ["a", "a", "b"],
+                         "team_b": ["b", "c", "c"], "delta_ab": [0.1, -0.2, 0.3]})
+    mh = preference_matrix(hand)
+    assert mh.loc["a", "b"] == 0.1 and mh.loc["b", "a"] == -0.1
+    assert mh.loc["c", "a"] == pytest.approx(0.2) and mh.loc["b", "c"] == 0.3
+    assert all(math.isnan(mh.loc[t, t]) for t in "abc")
+    with pytest.raises(InvalidParameterError, match="one experiment"):
+        preference_matrix(pd.concat([hand, hand.assign(experiment="f")]))
+
+
+def test_readout_is_reproducible_and_independent_of_other_experiments(logs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        all_ = interleaving_readout(logs, n_resamples=300, seed=4)
+        one = interleaving_readout(logs, "e1", n_resamples=300, seed=4)
+    row = all_[all_.experiment == "e1"].iloc[0]
+    assert (row.ci_low, row.ci_high) == (one.iloc[0].ci_low, one.iloc[0].ci_high)
+
+
+def test_bad_alpha_is_a_clear_error(logs):
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        interleaving_readout(logs, alpha=1.5)

@@ -1,0 +1,118 @@
+"""Sign test and user-level bootstrap of Δ_AB, against independent computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from onlineeval.errors import InvalidParameterError
+from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test
+
+
+def test_delta_ab_definition():
+    # Chapelle et al. 2012: (wins_A + ties/2) / (wins_A + wins_B + ties) - 0.5
+    assert delta_ab([3], [1], [1]) == pytest.approx(3.5 / 5 - 0.5)
+    assert math.isnan(float(delta_ab([0], [0], [0])))
+    # per-query: mean over groups with a decided page, undecided groups ignored
+    assert delta_ab([1, 0, 2, 0], [1, 0, 0, 0], [0, 1, 0, 0]) == pytest.approx((0 + 0 + 0.5) / 3)
+
+
+def test_sign_test_by_hand():
+    # 8 wins of 10: two-sided exact p = 2 * P(X >= 8) = 2 * (45 + 10 + 1) / 1024
+    assert sign_test(8, 2) == pytest.approx(112 / 1024)
+    assert sign_test(2, 8) == pytest.approx(112 / 1024)
+    assert sign_test(5, 5) == pytest.approx(1.0)
+    assert math.isnan(sign_test(0, 0))
+
+
+def _loop_bootstrap(wa, wb, t, n_res, seed, conf=0.95):
+    rng = np.random.default_rng(seed)
+    n = len(wa)
+    out = []
+    for _ in range(n_res):
+        i = rng.integers(0, n, n)
+        d = wa[i].sum() + wb[i].sum() + t[i].sum()
+        if d:
+            out.append((wa[i].sum() + t[i].sum() / 2) / d - 0.5)
+    return np.quantile(out, [(1 - conf) / 2, (1 + conf) / 2])
+
+
+def test_bootstrap_agrees_with_a_plain_loop_implementation():
+    rng = np.random.default_rng(1)
+    n = 300
+    wa, wb, t = rng.poisson(1.3, n), rng.poisson(1.0, n), rng.poisson(0.4, n)
+    lo, hi = bootstrap_ci(wa, wb, t, np.arange(n), n_resamples=4000, rng=5)
+    ref_lo, ref_hi = _loop_bootstrap(wa, wb, t, 4000, 99)
+    width = ref_hi - ref_lo
+    assert lo == pytest.approx(ref_lo, abs=0.1 * width)
+    assert hi == pytest.approx(ref_hi, abs=0.1 * width)
+    point = float(delta_ab([wa.sum()], [wb.sum()], [t.sum()]))
+    assert lo < point < hi
+
+
+def test_bootstrap_matches_normal_interval_for_independent_pages():
+    rng = np.random.default_rng(2)
+    n = 4000
+    outcome = rng.choice(3, size=n, p=[0.45, 0.35, 0.2])  # a, b, tie, one page per user
+    wa, wb, t = (outcome == 0), (outcome == 1), (outcome == 2)
+    score = wa + 0.5 * t  # every page decided: Δ = mean(score) - 0.5
+    half = stats.norm.ppf(0.975) * score.std(ddof=1) / math.sqrt(n)
+    lo, hi = bootstrap_ci(wa, wb, t, np.arange(n), n_resamples=3000, rng=0)
+    center = score.mean() - 0.5
+    assert lo == pytest.approx(center - half, abs=0.06 * half)
+    assert hi == pytest.approx(center + half, abs=0.06 * half)
+
+
+def test_bootstrap_resamples_users_not_pages():
+    # 10 identical pages per user: the interval must be about sqrt(10) times wider than if
+    # each page were an independent user
+    rng = np.random.default_rng(3)
+    users = 500
+    outcome = rng.choice(2, size=users)
+    wa, wb = (outcome == 0) * 10, (outcome == 1) * 10
+    t = np.zeros(users)
+    lo_u, hi_u = bootstrap_ci(wa, wb, t, np.arange(users), n_resamples=2000, rng=1)
+    pages = np.repeat(outcome, 10)
+    lo_p, hi_p = bootstrap_ci(pages == 0, pages == 1, np.zeros(pages.size),
+                              np.arange(pages.size), n_resamples=2000, rng=1)
+    ratio = (hi_u - lo_u) / (hi_p - lo_p)
+    assert 2.6 < ratio < 3.8  # sqrt(10) = 3.16
+    # rows of one user are drawn together: splitting each user into 10 rows changes nothing
+    lo_r, hi_r = bootstrap_ci(pages == 0, pages == 1, np.zeros(pages.size),
+                              np.repeat(np.arange(users), 10), n_resamples=2000, rng=1)
+    assert (lo_r, hi_r) == pytest.approx((lo_u, hi_u))
+
+
+def test_per_query_bootstrap_agrees_with_a_plain_loop():
+    rng = np.random.default_rng(4)
+    rows = 600
+    users, queries = rng.integers(0, 150, rows), rng.integers(0, 6, rows)
+    wa, wb, t = rng.poisson(0.8, rows), rng.poisson(0.6, rows), rng.poisson(0.2, rows)
+    lo, hi = bootstrap_ci(wa, wb, t, users, queries, n_resamples=2000, rng=3)
+    loop = np.random.default_rng(8)
+    draws = []
+    for _ in range(2000):
+        pick = np.bincount(loop.integers(0, 150, 150), minlength=150)
+        w = pick[users]
+        per_q = [
+            (np.sum(w * wa * (queries == q)), np.sum(w * wb * (queries == q)),
+             np.sum(w * t * (queries == q))) for q in range(6)
+        ]
+        ds = [(a + c / 2) / (a + b + c) - 0.5 for a, b, c in per_q if a + b + c]
+        draws.append(np.mean(ds))
+    ref = np.quantile(draws, [0.025, 0.975])
+    width = ref[1] - ref[0]
+    assert (lo, hi) == pytest.approx(tuple(ref), abs=0.1 * width)
+
+
+def test_bootstrap_is_seeded_and_validates_arguments():
+    wa, wb, t, u = [3, 0, 1], [1, 2, 0], [0, 1, 1], [0, 1, 2]
+    assert bootstrap_ci(wa, wb, t, u, rng=7) == bootstrap_ci(wa, wb, t, u, rng=7)
+    assert all(math.isnan(x) for x in bootstrap_ci([], [], [], []))
+    with pytest.raises(InvalidParameterError, match="n_resamples"):
+        bootstrap_ci(wa, wb, t, u, n_resamples=0)
+    with pytest.raises(InvalidParameterError, match="confidence"):
+        bootstrap_ci(wa, wb, t, u, confidence=1.5)

@@ -1,0 +1,138 @@
+"""Column types: conversions to the canonical types, and unreadable values as clear errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import onlineeval
+from onlineeval.errors import SchemaError
+from onlineeval.logs.casting import common_id_type
+from tests.logs.conftest import rows
+
+T = dt.datetime
+
+
+def _searches(**cols):
+    base = {"search_id": ["a", "b"], "user_id": ["u", "v"], "ts": ["2024-01-01", "2024-01-02"]}
+    base.update(cols)
+    return pd.DataFrame(base)
+
+
+CLICKS = pd.DataFrame({"search_id": ["a"], "rank": [1]})
+
+
+def _write_csv(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    return tmp_path / name
+
+
+def test_unparsable_ts_names_file_column_and_example(tmp_path):
+    path = _write_csv(tmp_path, "searches.csv",
+                      "search_id,user_id,ts\na,u,2024-01-01 10:00:00\nb,u,yesterday\nc,u,\n")
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=path, clicks=CLICKS)
+    msg = str(err.value)
+    assert str(path) in msg
+    assert "column 'ts' (searches.ts) must hold a timestamp" in msg
+    assert "1 of 3 rows" in msg and "'yesterday'" in msg
+
+
+def test_mapped_column_error_names_the_source_column(tmp_path):
+    path = _write_csv(tmp_path, "clicks.csv", "qid,position\na,first\na,2.5\na,3\n")
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=_searches(), clicks=path,
+                             columns={"clicks": {"qid": "search_id", "position": "rank"}})
+    msg = str(err.value)
+    assert "clicks.csv: column 'position' (clicks.rank) must hold a whole number" in msg
+    assert "2 of 3 rows" in msg and "'first'" in msg and "'2.5'" in msg
+
+
+@pytest.mark.parametrize("values, bad", [
+    ([1.0, 2.5], "2.5"), (["1", "x"], "'x'"), (["1", "1e12"], "'1e12'"),
+])
+def test_bad_ranks_in_results(values, bad):
+    r = pd.DataFrame({"search_id": ["a", "a"], "rank": values, "doc_id": ["x", "y"]})
+    with pytest.raises(SchemaError, match=rf"column 'rank' \(results.rank\) must hold a whole "
+                                          rf"number; 1 of 2 rows .*e\.g\. .*{bad}"):
+        onlineeval.load_logs(searches=_searches(), results=r, clicks=CLICKS)
+
+
+def test_bad_dwell_and_numeric_ts():
+    c = pd.DataFrame({"search_id": ["a"], "rank": [1], "dwell_ms": ["long"]})
+    with pytest.raises(SchemaError, match=r"dwell_ms.*must hold a number.*'long'"):
+        onlineeval.load_logs(searches=_searches(), clicks=c)
+    with pytest.raises(SchemaError, match=r"searches.ts\) must be a timestamp.*BIGINT; numbers "
+                                          r"are ambiguous .*to_datetime"):
+        onlineeval.load_logs(searches=_searches(ts=[1714550400, 1714550401]), clicks=CLICKS)
+    with pytest.raises(SchemaError, match=r"user_id\) must be an id .*not BOOLEAN"):
+        onlineeval.load_logs(searches=_searches(user_id=[True, False]), clicks=CLICKS)
+
+
+def test_text_timestamps_with_offsets_are_converted_to_utc():
+    s = _searches(ts=["2024-05-01 12:00:00+02:00", "2024-05-01T10:30:00Z"])
+    c = pd.DataFrame({"search_id": ["a", "b"], "rank": [1, 1],
+                      "ts": ["2024-05-01 10:00:05", "2024-05-01 08:30:00-02"]})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    assert logs.con.execute("SELECT search_id, ts FROM searches ORDER BY 1").fetchall() == [
+        ("a", T(2024, 5, 1, 10, 0)), ("b", T(2024, 5, 1, 10, 30))]
+    assert logs.con.execute("SELECT ts FROM clicks ORDER BY 1").fetchall() == [
+        (T(2024, 5, 1, 10, 0, 5),), (T(2024, 5, 1, 10, 30),)]
+
+
+def test_timezone_aware_and_nanosecond_timestamps():
+    aware = pd.to_datetime(["2024-05-01 12:00:00+02:00", "2024-05-01 12:00:00+00:00"],
+                           utc=True)
+    logs = onlineeval.load_logs(searches=_searches(ts=aware), clicks=CLICKS)
+    assert [r[2] for r in rows(logs, "searches")] == [T(2024, 5, 1, 10), T(2024, 5, 1, 12)]
+    ns = pd.to_datetime(["2024-05-01 12:00:00.000000001", "2024-05-02 00:00:00.000000000"])
+    logs = onlineeval.load_logs(searches=_searches(ts=ns), clicks=CLICKS)
+    assert [r[2] for r in rows(logs, "searches")] == [T(2024, 5, 1, 12), T(2024, 5, 2)]
+
+
+def test_integer_ids_with_missing_values_arrive_as_floats():
+    # pandas stores integer ids with a gap as float64; they must still join integer ids
+    s = pd.DataFrame({"search_id": [1, 2, 3], "user_id": [10.0, np.nan, 11.0],
+                      "ts": pd.to_datetime(["2024-01-01"] * 3)})
+    c = pd.DataFrame({"search_id": [1.0, 3.0, np.nan], "rank": [1, 2, 1]})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    assert logs.report.excluded == {("searches", "null_required"): 1,
+                                    ("clicks", "null_required"): 1}
+    assert [r[:2] for r in rows(logs, "searches")] == [(1, 10), (3, 11)]
+    assert [r[:2] for r in rows(logs, "clicks")] == [(1, 1), (3, 2)]
+    bad = pd.DataFrame({"search_id": [1.5], "rank": [1]})
+    with pytest.raises(SchemaError, match=r"search_id' \(clicks.search_id\) must hold an id.*'1\.5'"):
+        onlineeval.load_logs(searches=s, clicks=bad)
+
+
+def test_id_types_are_unified_across_tables(tmp_path):
+    # searches ids as integers (Parquet), clicks ids as text (CSV): joined as text
+    s = pd.DataFrame({"search_id": np.array([1, 2], dtype="int32"), "user_id": [5, 6],
+                      "ts": pd.to_datetime(["2024-01-01", "2024-01-02"])})
+    s.to_parquet(tmp_path / "searches.parquet")
+    (tmp_path / "clicks.csv").write_text("search_id,rank\n1,1\n3,1\n")
+    r = pd.DataFrame({"search_id": np.array([1, 2], dtype="int64"), "rank": [1, 1],
+                      "doc_id": [7, 8]})
+    logs = onlineeval.load_logs(tmp_path, results=r)
+    types = {v: dict((c, t) for c, t, *_ in logs.con.execute(f"DESCRIBE {v}").fetchall())
+             for v in ("searches", "results", "clicks")}
+    assert {types[v]["search_id"] for v in types} == {"VARCHAR"}
+    assert types["results"]["doc_id"] == types["clicks"]["doc_id"] == "BIGINT"
+    assert logs.report.excluded == {("clicks", "unknown_search"): 1}
+    assert rows(logs, "clicks") == [("1", 1, 7, None, None)]
+
+
+def test_common_id_type():
+    assert common_id_type(["VARCHAR", "VARCHAR"]) is None
+    assert common_id_type(["INTEGER", "BIGINT"]) == "BIGINT"
+    assert common_id_type(["UBIGINT", "BIGINT"]) == "HUGEINT"
+    assert common_id_type(["BIGINT", "VARCHAR"]) == "VARCHAR"
+
+
+def test_non_text_query_and_variant_become_text():
+    s = _searches(variant=[0, 1], query=[1.5, None])
+    logs = onlineeval.load_logs(searches=s, clicks=CLICKS)
+    assert [(r[4], r[6]) for r in rows(logs, "searches")] == [("1.5", "0"), (None, "1")]

@@ -1,0 +1,73 @@
+"""Converter output handling shared by all formats: existing tables, empty inputs, .gz."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from onlineeval.cli import main
+from onlineeval.errors import InputError
+from onlineeval.logs.convert import convert
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+AOL = DATA / "aol" / "sample.txt"
+YANDEX = DATA / "yandex_wscd" / "testSample.head5000"
+
+
+def test_refuses_to_overwrite_without_force_and_replaces_stale_tables(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    convert(YANDEX, out, "yandex-wscd")
+    assert (out / "results.parquet").exists()
+    with pytest.raises(InputError, match="already holds converted tables"):
+        convert(AOL, out, "aol")
+    # with overwrite, the yandex results table must not survive next to AOL searches
+    report = convert(AOL, out, "aol", overwrite=True)
+    assert not (out / "results.parquet").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["clicks.parquet", "searches.parquet"]
+    assert report.rows["searches"] == 9
+
+
+def test_foreign_tables_in_outdir_are_an_error_even_with_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "clicks.csv").write_text("search_id,rank\n")
+    with pytest.raises(InputError, match="clicks.csv"):
+        convert(AOL, out, "aol", overwrite=True)
+    assert not (out / "searches.parquet").exists()
+
+
+@pytest.mark.parametrize("fmt", ["aol", "yandex-wscd"])
+def test_empty_input_is_an_error(tmp_path: Path, fmt: str) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n" if fmt == "aol" else " ;  ; \n")
+    with pytest.raises(InputError, match=f"found no {fmt} records in .*empty.txt"):
+        convert(empty, tmp_path / "out", fmt)
+    assert not (tmp_path / "out").exists()
+
+
+def test_empty_directory_and_gzip_input(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(InputError, match="holds no files"):
+        convert(tmp_path / "d", tmp_path / "out", "aol")
+    gz = tmp_path / "d" / "sample.gz"
+    gz.write_bytes(gzip.compress(YANDEX.read_bytes()))
+    report = convert(tmp_path / "d", tmp_path / "out", "yandex-wscd")
+    assert report.rows["searches"] == 5000
+    assert report.counts["clicks_on_unshown_documents"] == 87
+
+
+def test_truncated_gzip_is_a_format_error(tmp_path: Path) -> None:
+    gz = tmp_path / "cut.txt.gz"
+    gz.write_bytes(gzip.compress(AOL.read_bytes())[:-12])
+    with pytest.raises(InputError, match="cut.txt.gz"):
+        convert(gz, tmp_path / "out", "aol")
+
+
+def test_cli_force(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "o")
+    assert main(["convert", "--from", "aol", str(AOL), out]) == 0
+    assert main(["convert", "--from", "aol", str(AOL), out]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["convert", "--from", "aol", str(AOL), out, "--force"]) == 0

@@ -1,0 +1,182 @@
+"""File formats and paths: every format gives the same views; bad paths are clear errors."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import pandas as pd
+import pytest
+
+import onlineeval
+from onlineeval.errors import LogFormatError, SchemaError
+from onlineeval.logs.sources import file_format
+from tests.logs.conftest import rows, tiny_frames
+
+TABLES = ("searches", "results", "clicks")
+
+
+def _write(frames, directory, fmt):
+    directory.mkdir(parents=True, exist_ok=True)
+    for t, df in frames.items():
+        if fmt == "csv":
+            df.to_csv(directory / f"{t}.csv", index=False)
+        elif fmt == "csv.gz":
+            with gzip.open(directory / f"{t}.csv.gz", "wt") as fh:
+                df.to_csv(fh, index=False)
+        elif fmt == "tsv":
+            df.to_csv(directory / f"{t}.tsv", index=False, sep="\t")
+        elif fmt == "parquet":
+            df.to_parquet(directory / f"{t}.parquet", index=False)
+        elif fmt == "jsonl":
+            df.to_json(directory / f"{t}.jsonl", orient="records", lines=True)
+        elif fmt == "parts":
+            # a folder of parts per table, plus the marker files Spark leaves behind
+            part_dir = directory / t
+            part_dir.mkdir()
+            half = len(df) // 2
+            df.iloc[:half].to_parquet(part_dir / "part-0.parquet", index=False)
+            df.iloc[half:].to_parquet(part_dir / "part-1.parquet", index=False)
+            (part_dir / "_SUCCESS").write_text("")
+        else:
+            raise AssertionError(fmt)
+
+
+def _snapshot(logs):
+    return ({t: rows(logs, t) for t in TABLES}, logs.report.rows_read, logs.report.excluded)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz", "tsv", "parquet", "jsonl", "parts"])
+def test_every_format_gives_identical_views(tmp_path, tiny_dir, fmt):
+    expected = _snapshot(onlineeval.load_logs(tiny_dir))
+    _write(tiny_frames(), tmp_path / fmt, fmt)
+    assert _snapshot(onlineeval.load_logs(tmp_path / fmt)) == expected
+
+
+def test_dataframes_and_single_paths_and_globs(tmp_path, tiny_dir):
+    expected = _snapshot(onlineeval.load_logs(tiny_dir))
+    frames = tiny_frames()
+    assert _snapshot(onlineeval.load_logs(**frames)) == expected
+    _write(frames, tmp_path / "parts", "parts")
+    by_glob = onlineeval.load_logs(
+        searches=str(tmp_path / "parts" / "searches" / "part-*.parquet"),
+        results=tmp_path / "parts" / "results",
+        clicks=tiny_dir / "clicks.csv",
+    )
+    assert _snapshot(by_glob) == expected
+
+
+def test_table_argument_overrides_the_directory(tiny_dir):
+    clicks = pd.DataFrame({"search_id": ["s1"], "rank": ["1"]})
+    logs = onlineeval.load_logs(tiny_dir, clicks=clicks)
+    assert logs.report.rows_read["clicks"] == 1
+    assert "clicks" not in {t for t, _ in logs.report.excluded}
+
+
+def test_results_table_is_optional_on_disk(tmp_path, tiny_dir):
+    shutil.copy(tiny_dir / "searches.csv", tmp_path)
+    shutil.copy(tiny_dir / "clicks.csv", tmp_path)
+    logs = onlineeval.load_logs(tmp_path)
+    assert not logs.has_results
+    assert "results" not in logs.report.rows_read
+
+
+def test_file_format_by_extension():
+    assert file_format("a/b.PARQUET") == "parquet"
+    assert file_format("x.csv.gz") == "csv"
+    assert file_format("x.ndjson") == "json"
+    assert file_format("x.xlsx") is None
+
+
+def test_missing_clicks_table_is_named(tmp_path, tiny_dir):
+    shutil.copy(tiny_dir / "searches.csv", tmp_path)
+    with pytest.raises(SchemaError, match=r"no clicks table found .*needs searches and clicks"):
+        onlineeval.load_logs(tmp_path)
+
+
+def test_path_must_be_a_directory(tiny_dir, tmp_path):
+    with pytest.raises(SchemaError, match="must be a directory.*a file"):
+        onlineeval.load_logs(tiny_dir / "searches.csv")
+    with pytest.raises(SchemaError, match="missing"):
+        onlineeval.load_logs(tmp_path / "nope")
+    with pytest.raises(SchemaError, match="no such file or folder"):
+        onlineeval.load_logs(searches=tmp_path / "nope.csv", clicks=tiny_dir / "clicks.csv")
+    with pytest.raises(SchemaError, match="matches no file"):
+        onlineeval.load_logs(searches=str(tmp_path / "*.csv"), clicks=tiny_dir / "clicks.csv")
+    with pytest.raises(SchemaError, match="must be a path .* or a pandas DataFrame; got int"):
+        onlineeval.load_logs(searches=3, clicks=tiny_dir / "clicks.csv")
+
+
+def test_two_files_for_one_table(tmp_path, tiny_dir):
+    for name in ("searches.csv", "clicks.csv"):
+        shutil.copy(tiny_dir / name, tmp_path)
+    pd.read_csv(tiny_dir / "searches.csv").to_parquet(tmp_path / "searches.parquet")
+    with pytest.raises(SchemaError, match="several files hold table 'searches'"):
+        onlineeval.load_logs(tmp_path)
+
+
+def test_unknown_extension_and_mixed_parts(tmp_path, tiny_dir):
+    (tmp_path / "s.txt").write_text("search_id\n")
+    with pytest.raises(SchemaError, match=r"s\.txt: cannot tell the format"):
+        onlineeval.load_logs(searches=tmp_path / "s.txt", clicks=tiny_dir / "clicks.csv")
+    mixed = tmp_path / "searches"
+    mixed.mkdir()
+    shutil.copy(tiny_dir / "searches.csv", mixed / "a.csv")
+    pd.read_csv(tiny_dir / "searches.csv").to_parquet(mixed / "b.parquet")
+    with pytest.raises(SchemaError, match="mix formats"):
+        onlineeval.load_logs(searches=mixed, clicks=tiny_dir / "clicks.csv")
+    empty = tmp_path / "empty_folder"
+    empty.mkdir()
+    with pytest.raises(SchemaError, match="holds no part files"):
+        onlineeval.load_logs(searches=empty, clicks=tiny_dir / "clicks.csv")
+
+
+@pytest.mark.parametrize("name", ["searches.csv", "searches.parquet", "searches.jsonl"])
+def test_empty_file_is_a_clear_error(tmp_path, tiny_dir, name):
+    (tmp_path / name).write_bytes(b"")
+    shutil.copy(tiny_dir / "clicks.csv", tmp_path)
+    with pytest.raises(SchemaError, match=rf"{name}: the file is empty; table 'searches' needs"):
+        onlineeval.load_logs(tmp_path)
+
+
+def test_header_only_searches_is_an_error_but_header_only_clicks_is_fine(tmp_path, tiny_dir):
+    (tmp_path / "searches.csv").write_text("search_id,user_id,ts\n")
+    shutil.copy(tiny_dir / "clicks.csv", tmp_path)
+    with pytest.raises(SchemaError, match=r"searches\.csv: the searches table has no rows"):
+        onlineeval.load_logs(tmp_path)
+    logs = onlineeval.load_logs(searches=tiny_dir / "searches.csv",
+                                clicks=pd.DataFrame({"search_id": pd.Series([], dtype=str),
+                                                     "rank": pd.Series([], dtype="int64")}))
+    assert logs.report.rows_read["clicks"] == 0
+    assert logs.con.execute("SELECT count(*) FROM clicks").fetchall() == [(0,)]
+
+
+def test_malformed_csv_names_the_file(tmp_path, tiny_dir):
+    (tmp_path / "searches.csv").write_text(
+        "search_id,user_id,ts\ns1,u1,2024-01-01\ns2,u1,2024-01-01,extra,fields\n")
+    shutil.copy(tiny_dir / "clicks.csv", tmp_path)
+    with pytest.raises(LogFormatError, match=r"searches\.csv: cannot read as csv \(check that"):
+        onlineeval.load_logs(tmp_path)
+    # a ragged line far beyond the part DuckDB samples is caught while validating
+    good = "".join(f"s{i},u1,2024-01-01\n" for i in range(30000))
+    (tmp_path / "searches.csv").write_text(
+        "search_id,user_id,ts\n" + good + "sX,u1,2024-01-01,extra\n")
+    with pytest.raises(LogFormatError, match=r"searches\.csv: cannot read the searches table: "
+                                             r".*Line: 30002"):
+        onlineeval.load_logs(tmp_path)
+
+
+def test_quotes_and_sql_in_paths_are_data(tmp_path, tiny_dir):
+    weird = tmp_path / """it's "x"; DROP TABLE searches; --"""
+    weird.mkdir()
+    for t in TABLES:
+        shutil.copy(tiny_dir / f"{t}.csv", weird / f"{t}.csv")
+    logs = onlineeval.load_logs(weird)
+    assert logs.report.excluded_total == 20
+    assert logs.con.execute("SELECT count(*) FROM searches").fetchall() == [(4,)]
+    bracket = tmp_path / "we[i]rd"
+    bracket.mkdir()
+    frames = tiny_frames()
+    frames["searches"].to_parquet(bracket / "searches.parquet")
+    frames["clicks"].to_parquet(bracket / "clicks.parquet")
+    assert onlineeval.load_logs(bracket).report.rows_read == {"searches": 8, "clicks": 14}

@@ -1,0 +1,185 @@
+"""Validation against an independent pandas implementation of the documented rules.
+
+Random small logs full of problems (seeded) are loaded; the report's counts and the clean
+views must equal what a row-by-row pandas classification of the same rules gives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import onlineeval
+
+
+def _random_log(seed: int, doc_only_clicks: bool = True,
+                dup_ranks: bool = True) -> dict[str, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+
+    def pick(pool, n, p_null):
+        vals = rng.choice(pool, n).astype(object)
+        vals[rng.random(n) < p_null] = None
+        return vals
+
+    n_s, n_r, n_c = 60, 200, 80
+    sid_pool = [f"s{i}" for i in range(70)]  # some repeats, some ids only in results/clicks
+    searches = pd.DataFrame({
+        "search_id": pick(sid_pool[:55], n_s, 0.03),
+        "user_id": pick([f"u{i}" for i in range(10)], n_s, 0.05),
+        "ts": pd.Series(pd.Timestamp("2024-01-01") + pd.to_timedelta(
+            rng.integers(0, 10_000, n_s), unit="s")).where(rng.random(n_s) > 0.05),
+    })
+    results = pd.DataFrame({
+        "search_id": pick(sid_pool, n_r, 0.02),
+        "rank": pd.array(rng.integers(0, 8, n_r), dtype="Int64"),
+        "doc_id": pick([f"d{i}" for i in range(12)], n_r, 0.03),
+    })
+    results.loc[rng.random(n_r) < 0.03, "rank"] = pd.NA
+    if not dup_ranks:
+        results = results.drop_duplicates(["search_id", "rank"]).reset_index(drop=True)
+    clicks = pd.DataFrame({
+        "search_id": pick(sid_pool, n_c, 0.03),
+        "rank": pd.array(rng.integers(0, 8, n_c), dtype="Int64"),
+        "doc_id": pick([f"d{i}" for i in range(12)], n_c, 0.5),
+    })
+    if doc_only_clicks:
+        clicks.loc[rng.random(n_c) < 0.3, "rank"] = pd.NA
+    return {"searches": searches, "results": results, "clicks": clicks}
+
+
+def _reference(log):
+    """Row-by-row classification written from the README rules, in plain pandas."""
+    s, r, c = (log[t].copy() for t in ("searches", "results", "clicks"))
+    excluded = {}
+
+    def count(table, reason, mask):
+        if mask.sum():
+            excluded[(table, reason)] = int(mask.sum())
+
+    s_null = s.search_id.isna() | s.user_id.isna() | s.ts.isna()
+    counts = s[~s_null].search_id.value_counts()
+    s_dup = ~s_null & s.search_id.map(counts).gt(1)
+    count("searches", "null_required", s_null)
+    count("searches", "duplicate_search_id", s_dup)
+    kept_s = s[~s_null & ~s_dup]
+    kept_ids = set(kept_s.search_id)
+    excl_ids = set(s[s_null | s_dup].search_id.dropna())
+
+    r_null = r.search_id.isna() | r["rank"].isna() | r.doc_id.isna()
+    r_low = ~r_null & (r["rank"].fillna(1) < 1)
+    valid = ~r_null & ~r_low
+    pair_counts = r[valid].groupby(["search_id", "rank"]).size()
+    r_dup = valid & pd.Series(
+        [pair_counts.get((a, b), 0) > 1 for a, b in zip(r.search_id, r["rank"], strict=True)],
+        index=r.index)
+    rest = valid & ~r_dup
+    r_lost = rest & ~r.search_id.isin(kept_ids)
+    r_excl = r_lost & r.search_id.isin(excl_ids)
+    for reason, mask in (("null_required", r_null), ("rank_below_1", r_low),
+                         ("duplicate_rank", r_dup), ("search_excluded", r_excl),
+                         ("unknown_search", r_lost & ~r_excl)):
+        count("results", reason, mask)
+    kept_r = r[rest & ~r_lost]
+
+    by_rank = {(a, b): d for a, b, d in kept_r[["search_id", "rank", "doc_id"]].itertuples(
+        index=False)}
+    best_rank = kept_r.groupby(["search_id", "doc_id"])["rank"].min().to_dict()
+    reasons, filled = [], []
+    for sid, rank, doc in c[["search_id", "rank", "doc_id"]].itertuples(index=False):
+        # pandas 3 stores missing text as NaN, not None
+        sid, doc = (None if pd.isna(x) else x for x in (sid, doc))
+        rank = None if pd.isna(rank) else int(rank)
+        if sid is None or (rank is None and doc is None):
+            reasons.append("null_required")
+        elif rank is not None and rank < 1:
+            reasons.append("rank_below_1")
+        elif sid not in kept_ids:
+            reasons.append("search_excluded" if sid in excl_ids else "unknown_search")
+        elif rank is not None and ((sid, rank) not in by_rank
+                                   or (doc is not None and by_rank[(sid, rank)] != doc)):
+            reasons.append("not_on_page")
+        elif rank is None and (sid, doc) not in best_rank:
+            reasons.append("not_on_page")
+        else:
+            reasons.append(None)
+            filled.append((sid, rank if rank is not None else int(best_rank[(sid, doc)]),
+                           doc if doc is not None else by_rank[(sid, rank)]))
+    for reason in ("null_required", "rank_below_1", "search_excluded", "unknown_search",
+                   "not_on_page"):
+        count("clicks", reason, pd.Series([x == reason for x in reasons]))
+    n_results = kept_r.search_id.value_counts()
+    searches = sorted((sid, int(n_results.get(sid, 0))) for sid in kept_s.search_id)
+    results = sorted((a, int(b), d) for a, b, d in kept_r.itertuples(index=False))
+    return excluded, searches, results, sorted(filled)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_logs_match_an_independent_pandas_classification(seed):
+    log = _random_log(seed)
+    excluded, searches, results, clicks = _reference(log)
+    logs = onlineeval.load_logs(**log)
+    assert logs.report.excluded == excluded
+    assert logs.report.rows_read == {"searches": 60, "results": 200, "clicks": 80}
+    q = logs.con.execute
+    assert q("SELECT search_id, n_results FROM searches ORDER BY 1").fetchall() == searches
+    assert q("SELECT search_id, rank, doc_id FROM results ORDER BY ALL").fetchall() == results
+    assert q("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() == clicks
+
+
+def test_random_logs_exercise_every_reason():
+    """Guard for the test above: across the seeds, every reason actually occurs."""
+    seen = set()
+    for seed in range(12):
+        seen |= set(_reference(_random_log(seed))[0])
+    assert seen == {
+        ("searches", "null_required"), ("searches", "duplicate_search_id"),
+        ("results", "null_required"), ("results", "rank_below_1"),
+        ("results", "duplicate_rank"), ("results", "search_excluded"),
+        ("results", "unknown_search"), ("clicks", "null_required"),
+        ("clicks", "rank_below_1"), ("clicks", "search_excluded"),
+        ("clicks", "unknown_search"), ("clicks", "not_on_page"),
+    }
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_clicks_with_ranks_are_checked_in_the_results_pass(seed, monkeypatch):
+    """Without doc-only clicks, not_on_page is counted in the results pass (no second scan of
+    the results) — and must still equal the independent classification."""
+    import onlineeval.logs.validate as validate
+
+    seen = []
+    original = validate._query
+
+    def spy(con, t, sql, params=None):
+        seen.append(sql)
+        return original(con, t, sql, params)
+
+    monkeypatch.setattr(validate, "_query", spy)
+    log = _random_log(seed, doc_only_clicks=False, dup_ranks=seed % 4 == 0)
+    excluded, searches, results, clicks = _reference(log)
+    logs = onlineeval.load_logs(**log)
+    assert logs.report.excluded == excluded
+    q = logs.con.execute
+    assert q("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() == clicks
+    assert q("SELECT search_id, n_results FROM searches ORDER BY 1").fetchall() == searches
+    assert q("SELECT search_id, rank, doc_id FROM results ORDER BY ALL").fetchall() == results
+    if seed % 4:
+        assert ("results", "duplicate_rank") not in excluded
+        # the clicks were never joined to the results for counting; only, when some are not
+        # on the page, to list their keys
+        joined = [x for x in seen if " r1 ON " in x and "TEMP VIEW" not in x]
+        assert len(joined) == (1 if ("clicks", "not_on_page") in excluded else 0)
+
+
+def test_fast_path_handles_a_rank_clicked_with_different_docs():
+    s = pd.DataFrame({"search_id": ["a", "b"], "user_id": ["u", "u"],
+                      "ts": pd.to_datetime(["2024-01-01", "2024-01-02"])})
+    r = pd.DataFrame({"search_id": ["a", "a", "b"], "rank": [1, 2, 1], "doc_id": ["x", "y", "z"]})
+    c = pd.DataFrame({"search_id": ["a", "a", "a", "a", "b", "b"], "rank": [1, 1, 1, 2, 1, 3],
+                      "doc_id": ["x", "y", None, "y", "z", None]})
+    logs = onlineeval.load_logs(searches=s, results=r, clicks=c)
+    # a rank 1 clicked as doc y (but x was shown), b rank 3 (not shown)
+    assert logs.report.excluded == {("clicks", "not_on_page"): 2}
+    assert logs.con.execute("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() \
+        == [("a", 1, "x"), ("a", 1, "x"), ("a", 2, "y"), ("b", 1, "z")]

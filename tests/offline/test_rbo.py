@@ -1,0 +1,117 @@
+"""RBO (Webber, Moffat & Zobel 2010) against hand computations and an independent sum."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onlineeval.errors import InvalidParameterError
+from onlineeval.offline.rbo import rbo, rbo_lists
+
+
+def test_even_lists_by_hand():
+    # S = a b c, T = b a d, p = 0.9: X_1 = 0, X_2 = 2, X_3 = 2
+    # RBO_EXT = X_3/3 p^3 + (1-p)/p (X_2/2 p^2 + X_3/3 p^3) = 0.486 + (0.1/0.9)(0.81 + 0.486)
+    #         = 0.486 + 0.144 = 0.630
+    assert rbo_lists(["a", "b", "c"], ["b", "a", "d"], p=0.9) == pytest.approx(0.630, abs=1e-12)
+    # truncated: (1-p)(p^1 X_2/2 + p^2 X_3/3) = 0.1 (0.9 + 0.54) = 0.144
+    assert rbo_lists(["a", "b", "c"], ["b", "a", "d"], p=0.9, extrapolate=False) == \
+        pytest.approx(0.144, abs=1e-12)
+
+
+def test_uneven_lists_by_hand():
+    # S = a b (s = 2), L = b c a (l = 3), p = 0.5: X_1 = 0, X_2 = 1, X_3 = 2, X_s = 1
+    # (1-p)/p = 1; sum_d X_d/d p^d = 1/2 * 1/4 + 2/3 * 1/8 = 5/24
+    # tail d = 3: X_s (3-2)/(2*3) p^3 = 1/48;  last term (1/3 + 1/2) / 8 = 5/48
+    # total = 10/48 + 1/48 + 5/48 = 1/3
+    assert rbo_lists(["a", "b"], ["b", "c", "a"], p=0.5) == pytest.approx(1 / 3, abs=1e-12)
+    # symmetric in its arguments
+    assert rbo_lists(["b", "c", "a"], ["a", "b"], p=0.5) == pytest.approx(1 / 3, abs=1e-12)
+
+
+def test_depth_cuts_both_lists():
+    # depth 2: S = a b, T = b a -> identical sets at depth 2, X_1 = 0, X_2 = 2
+    # RBO_EXT = 1 * p^2 + (1-p)/p (p^2) = 0.81 + 0.09 = 0.9
+    assert rbo_lists(["a", "b", "c"], ["b", "a", "d"], p=0.9, depth=2) == \
+        pytest.approx(0.9, abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 40])
+@pytest.mark.parametrize("p", [0.5, 0.9, 0.98])
+def test_identities(n, p):
+    docs = [f"d{i}" for i in range(n)]
+    other = [f"x{i}" for i in range(n)]
+    assert rbo_lists(docs, docs, p=p) == pytest.approx(1.0, abs=1e-12)
+    assert rbo_lists(docs, other, p=p) == 0.0
+    # without extrapolation, identical lists of length n score 1 - p^n
+    assert rbo_lists(docs, docs, p=p, extrapolate=False) == pytest.approx(1 - p**n, abs=1e-12)
+
+
+def test_empty_rankings():
+    assert rbo_lists([], ["a"]) == 0.0
+    assert math.isnan(rbo_lists([], []))
+
+
+def test_bad_parameters():
+    for bad in (0, 1, 1.5, -0.1, True, "0.9"):
+        with pytest.raises(InvalidParameterError, match="strictly between 0 and 1"):
+            rbo_lists(["a"], ["a"], p=bad)
+    with pytest.raises(InvalidParameterError, match="positive integer"):
+        rbo_lists(["a"], ["a"], depth=0)
+    with pytest.raises(InvalidParameterError, match="more than once"):
+        rbo_lists(["a", "a"], ["a"])
+
+
+def _brute_force(a, b, p, depth=50_000):
+    """RBO_EXT as (1-p) Σ p^(d-1) A_d with the paper's extrapolated agreement A_d."""
+    s_list, l_list = (a, b) if len(a) <= len(b) else (b, a)
+    s, ln = len(s_list), len(l_list)
+
+    def overlap(d):
+        return len(set(s_list[:d]) & set(l_list[:d]))
+
+    x_s, x_l = overlap(s), overlap(ln)
+    total = 0.0
+    for d in range(1, depth + 1):
+        if d <= s:
+            agree = overlap(d) / d
+        elif d <= ln:
+            agree = (overlap(d) + x_s * (d - s) / s) / d
+        else:
+            agree = (x_l - x_s) / ln + x_s / s
+        total += (1 - p) * p ** (d - 1) * agree
+        if p ** d < 1e-16:
+            break
+    return total
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 12), unique=True, min_size=1, max_size=10),
+    st.lists(st.integers(0, 12), unique=True, min_size=1, max_size=10),
+    st.sampled_from([0.3, 0.7, 0.9]),
+)
+def test_matches_brute_force_sum(a, b, p):
+    got = rbo_lists(a, b, p=p)
+    assert got == pytest.approx(_brute_force(a, b, p), abs=1e-9)
+    assert 0.0 <= got <= 1.0 + 1e-12
+    assert got == pytest.approx(rbo_lists(b, a, p=p), abs=1e-12)
+
+
+def test_runs_per_query_with_trec_eval_tie_breaking():
+    # query 1: scores tie, trec_eval orders ties by docno descending -> run_a ranks c, b, a
+    run_a = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": ["a", "b", "c", "x"],
+                          "score": [1.0, 1.0, 1.0, 3.0]})
+    run_b = {"1": ["c", "b", "a"], "3": ["y"]}
+    out = rbo(run_a, run_b, p=0.9)
+    assert list(out.columns) == ["qid", "rbo"]
+    assert out["qid"].tolist() == ["1", "2", "3"]
+    assert out["rbo"].tolist() == pytest.approx([1.0, 0.0, 0.0], abs=1e-12)
+    # scored dict input ranks the same way
+    out2 = rbo({"1": {"a": 1.0, "b": 1.0, "c": 1.0}}, {"1": ["a", "b", "c"]}, p=0.5)
+    # c b a vs a b c: X_1 = 0, X_2 = 1, X_3 = 3 -> 1 * 1/8 + 1 * (1/2 * 1/4 + 1/8)
+    assert out2["rbo"].tolist() == pytest.approx([0.125 + 0.125 + 0.125], abs=1e-12)

@@ -1,0 +1,251 @@
+"""The report renders: every section, an embedded PNG per plot, no network references, and
+the numbers it states computed from the readouts (here fakes of the per-experiment pieces,
+so only the report's own logic is under test; test_sample_study.py runs the real pieces)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from onlineeval.report import SECTIONS, build, render_html, report_dict, write_report
+
+# experiment -> (offline delta, interleaving delta, A/B ctr diff, A/B abandonment diff)
+FAKE = {
+    "big_win": (0.20, 0.10, 0.030, -0.020),
+    "win": (0.10, 0.05, 0.010, -0.010),
+    "loss": (-0.15, -0.08, -0.020, 0.015),
+    "tiny": (0.01, -0.01, 0.001, 0.002),
+}
+
+
+class Parsed(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[str] = []
+        self.stack: list[str | None] = []
+        self.images: dict[str, list[str]] = {}
+        self.external: list[str] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.add(tag)
+        if tag == "section":
+            self.stack.append(a.get("id"))
+            if a.get("id"):
+                self.sections.append(a["id"])
+        if tag == "img":
+            top = next((s for s in reversed(self.stack) if s), None)
+            self.images.setdefault(top, []).append(a["src"])
+        for key in ("src", "href"):
+            if key in a and not a[key].startswith(("data:", "#")):
+                self.external.append(a[key])
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self.stack.pop()
+
+
+@pytest.fixture
+def study_file(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "ab").mkdir()
+    (tmp_path / "il").mkdir()
+    (tmp_path / "qrels.txt").write_text("q1 0 d 1\n")
+    lines = ['title = "Fake <study>"', 'qrels = "qrels.txt"', 'ab_logs = "ab"',
+             'interleaving_logs = "il"', 'measures = ["ndcg_cut_10", "map"]',
+             'online_metrics = ["ctr", "abandonment_rate"]', "large_margin = 0.05"]
+    for name in FAKE:
+        for side in ("c", "t"):
+            (tmp_path / "runs" / f"{name}_{side}.run").write_text("q1 Q0 d 1 1 x\n")
+        lines += ["[[experiment]]", f'name = "{name}"', f'control_run = "runs/{name}_c.run"',
+                  f'treatment_run = "runs/{name}_t.run"']
+    p = tmp_path / "study.toml"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def _fake_offline(study, exp, cache=None):
+    d = FAKE[exp.name][0]
+    rows = []
+    for k, m in enumerate(study.measures):
+        delta = d * (1 + k)
+        rows.append({"baseline": "c", "run": "t", "measure": m, "n_queries": 50,
+                     "mean_a": 0.5, "mean_b": 0.5 + delta, "delta": delta,
+                     "ci_low": delta - 0.03, "ci_high": delta + 0.03, "p_value": 0.01,
+                     "p_adjusted": 0.02 if abs(d) > 0.05 else 0.6,
+                     "significant": abs(d) > 0.05, "effect_size": 0.4, "test": "t"})
+    pq = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4"], "control": [0.5, 0.4, 0.3, 0.2]})
+    pq["treatment"] = pq["control"] + np.array([1, 1, -1, 0.0]) * d
+    pq["delta"] = pq["treatment"] - pq["control"]
+    return pd.DataFrame(rows), pq
+
+
+def _fake_ab(study, exp, logs):
+    _, _, ctr, ab = FAKE[exp.name]
+    rows = []
+    for metric, diff in (("ctr", ctr), ("abandonment_rate", ab)):
+        rows.append({"metric": metric, "variant": "treatment", "control_value": 0.5,
+                     "treatment_value": 0.5 + diff, "abs_diff": diff,
+                     "abs_ci_low": diff - 0.005, "abs_ci_high": diff + 0.005,
+                     "rel_diff": diff / 0.5, "rel_ci_low": 0.0, "rel_ci_high": 0.0,
+                     "p_value": 0.001, "p_adjusted": 0.002, "significant": True,
+                     "units_control": 1000, "units_treatment": 990})
+    mismatch = exp.name == "tiny"
+    srm = {"statistic": 12.0, "p_value": 1e-4 if mismatch else 0.8,
+           "units": {"control": 1000, "treatment": 990}, "mismatch": mismatch}
+    return pd.DataFrame(rows), srm, "SRM: p = 0.0001" if mismatch else "no SRM"
+
+
+def _fake_il(study, exp, logs):
+    d = FAKE[exp.name][1]
+    return pd.DataFrame([{
+        "experiment": exp.name, "team_a": exp.treatment_team, "team_b": exp.control_team,
+        "impressions": 500, "impressions_with_clicks": 300, "wins_a": 150, "wins_b": 120,
+        "ties": 30, "delta_ab": d, "share_a": 0.55, "p_value": 0.01 if abs(d) > 0.04 else 0.7,
+        "ci_low": d - 0.02, "ci_high": d + 0.02, "winner": None}])
+
+
+def _fake_pq_il(exp, logs):
+    d = FAKE[exp.name][1]
+    return pd.DataFrame({"qid": ["q1", "q2", "q3", "q5"], "delta_q": [d, d, -d, 0.1]})
+
+
+def _fake_curves(exp, logs, cache=None):
+    rows = [{"experiment": exp.name, "variant": v, "rank": r, "ctr": 0.4 / r + (v == "treatment")
+             * 0.01} for v in ("control", "treatment") for r in range(1, 11)]
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    monkeypatch.setattr(build, "_offline", _fake_offline)
+    monkeypatch.setattr(build, "_ab", _fake_ab)
+    monkeypatch.setattr(build, "_interleaving", _fake_il)
+    monkeypatch.setattr(build, "_per_query_interleaving", _fake_pq_il)
+    monkeypatch.setattr(build, "_position_ctr", _fake_curves)
+    monkeypatch.setattr(build._LogCache, "get", lambda self, path: object())
+
+
+def test_report_numbers(study_file, fake):
+    r = build.build_report(study_file)
+    assert [c for c, _ in r.outcomes] == ["interleaving", "ab:ctr", "ab:abandonment_rate"]
+    il = r.agreements["interleaving"].stats
+    assert (il["n_agree"], il["n_disagree"]) == (3, 1)   # "tiny" disagrees
+    # abandonment is oriented (decrease = better): the same signs as ctr
+    assert r.table["ab:abandonment_rate"].tolist() == pytest.approx([0.02, 0.01, -0.015, -0.002])
+    ab = r.agreements["ab:abandonment_rate"].stats
+    assert (ab["n_agree"], ab["n_disagree"]) == (3, 1)  # tiny: +0.01 offline, worse online
+    ctr = r.agreements["ab:ctr"].stats
+    assert (ctr["n_agree"], ctr["n_disagree"]) == (4, 0)
+    assert ctr["kendall_tau"] == pytest.approx(1.0)  # same order: loss < tiny < win < big_win
+    # oriented CI: negated and swapped
+    row = r.table.iloc[0]
+    assert (row["ab:abandonment_rate_ci_low"], row["ab:abandonment_rate_ci_high"]) == \
+        pytest.approx((0.015, 0.025))
+    lm = r.large_margin
+    assert lm["experiments"] == ["big_win", "win", "loss"]
+    assert (lm["n_with_interleaving"], lm["n_agree"], lm["all_agree"]) == (3, 3, True)
+    # decision table for interleaving: 3 both significant same direction, tiny neither
+    dec = r.agreements["interleaving"].decisions.set_index("decision")["count"]
+    assert dec["both significant, same direction"] == 3 and dec["neither significant"] == 1
+    # per-query agreement within big_win: q1, q2 agree, q3 agrees (both negative); q4 / q5
+    w = r.experiments[0].within
+    assert (w["n"], w["n_agree"], w["n_offline_only"], w["n_online_only"]) == (3, 3, 1, 1)
+    tau = r.tau.set_index(["offline", "online"])
+    assert tau.loc[("offline:ndcg_cut_10", "ab:ctr"), "kendall_tau"] == pytest.approx(1.0)
+
+
+def test_report_html_renders_every_section_and_plot(study_file, fake, tmp_path):
+    out = tmp_path / "out" / "report.html"
+    js = tmp_path / "out" / "report.json"
+    write_report(study_file, out, js)
+    page = Parsed()
+    page.feed(out.read_text(encoding="utf-8"))
+    for section in SECTIONS:
+        assert section in page.sections
+    for name in FAKE:
+        assert f"experiment-{name}" in page.sections
+    for plot in ("scatter", "forest", "position-ctr"):
+        (src,) = page.images[plot]
+        prefix = "data:image/png;base64,"
+        assert src.startswith(prefix)
+        assert base64.b64decode(src[len(prefix):])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.external == [] and "script" not in page.tags and "link" not in page.tags
+    text = out.read_text(encoding="utf-8")
+    assert "Fake &lt;study&gt;" in text  # escaped, never raw
+    assert "offline ndcg_cut_10 and interleaving agree in sign: 3 of 3" in text
+    assert "SAMPLE RATIO MISMATCH" in text and "tiny" in text
+    data = json.loads(js.read_text())
+    assert data["agreement"]["interleaving"]["summary"]["n_agree"] == 3
+    assert [e["name"] for e in data["experiments"]] == list(FAKE)
+    assert data["experiments"][3]["srm"]["mismatch"] is True
+    assert data["large_margin"]["all_agree"] is True
+
+
+def test_report_says_when_large_margins_disagree(study_file, fake, monkeypatch):
+    monkeypatch.setitem(FAKE, "win", (0.10, -0.05, 0.01, -0.01))
+    r = build.build_report(study_file)
+    assert r.large_margin["all_agree"] is False and r.large_margin["disagree"] == ["win"]
+    text = render_html(r)
+    assert "do NOT all agree in sign" in text and "Disagreeing: win" in text
+    assert report_dict(r)["large_margin"]["disagree"] == ["win"]
+
+
+@pytest.fixture
+def no_plots(monkeypatch):
+    """CLI tests check the wiring, not the plots (drawn for real in the tests above)."""
+    from onlineeval.report import render
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    for name in ("scatter_offline_online", "forest_ab", "position_ctr_curves"):
+        monkeypatch.setattr(render, name, lambda *a, **k: png)
+
+
+def test_cli_report(study_file, fake, no_plots, tmp_path, capsys):
+    from onlineeval.cli import main
+
+    out = tmp_path / "r.html"
+    assert main(["report", str(study_file), "-o", str(out), "--json",
+                 str(tmp_path / "r.json")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == str(out)
+    assert "sign agreement 3/4" in captured.err
+    assert out.is_file() and (tmp_path / "r.json").is_file()
+
+
+def test_cli_demo(study_file, fake, no_plots, tmp_path, capsys, monkeypatch):
+    from onlineeval.cli import main
+    from onlineeval.cli.demo import find_sample_study
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--study", str(study_file), "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"report: {(out / 'report.html').resolve()}" in printed
+    assert "large offline margins" in printed and "SAMPLE RATIO MISMATCH in: tiny" in printed
+    assert (out / "report.html").is_file() and (out / "report.json").is_file()
+    # without --study the demo finds the repository's sample study, from anywhere
+    monkeypatch.chdir(tmp_path)
+    found = find_sample_study()
+    assert found.name == "study.toml" and found.parent.name == "sample_logs"
+
+
+def test_offline_only_study_renders(study_file, fake, tmp_path):
+    text = study_file.read_text()
+    text = text.replace('ab_logs = "ab"\n', "").replace('interleaving_logs = "il"\n', "")
+    study_file.write_text(text)
+    r = build.build_report(study_file)
+    assert r.outcomes == [] and r.agreements == {} and len(r.tau) == 0
+    assert r.large_margin["all_agree"] is None and r.large_margin["n"] == 3
+    page = Parsed()
+    page.feed(render_html(r))
+    assert set(SECTIONS) <= set(page.sections)
+    assert len(page.images["scatter"]) == 1  # an empty panel saying "no data"
+    assert "forest" not in page.images and "position-ctr" not in page.images
+    assert "none has an interleaving readout" in render_html(r)
+    json.dumps(report_dict(r), allow_nan=False)

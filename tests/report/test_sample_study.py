@@ -1,0 +1,133 @@
+"""The report on the bundled sample study (sample_logs/study.toml), with every real piece:
+offline compare, A/B readout, interleaving readout, position CTR.
+
+The checks are independent of the code under test: offline margins come from the
+simulator's manifest (its own NDCG@10), interleaving outcomes are recounted here from the
+parquet files with pandas."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from onlineeval.report import SECTIONS, write_report
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_logs"
+STUDY = SAMPLE / "study.toml"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sample")
+    report = write_report(STUDY, out / "report.html", out / "report.json")
+    return report, (out / "report.html").read_text(encoding="utf-8"), json.loads(
+        (out / "report.json").read_text())
+
+
+def _margins() -> dict[str, float]:
+    manifest = json.loads((SAMPLE / "manifest.json").read_text())
+    return {e["name"]: e["ndcg10_delta"] for e in manifest["experiments"]}
+
+
+def _interleaving_delta_by_hand(experiment: str, treatment: str) -> float:
+    """Δ_AB of the treatment team, counted from the raw tables: per page, credit of a team =
+    distinct clicked ranks placed by it; win when more credit, tie when equal and > 0."""
+    s = pd.read_parquet(SAMPLE / "interleaving" / "searches.parquet",
+                        columns=["search_id", "experiment"])
+    r = pd.read_parquet(SAMPLE / "interleaving" / "results.parquet")
+    c = pd.read_parquet(SAMPLE / "interleaving" / "clicks.parquet", columns=["search_id", "rank"])
+    pages = s.loc[s["experiment"] == experiment, "search_id"]
+    r = r[r["search_id"].isin(pages)]
+    hit = c.drop_duplicates().merge(r, on=["search_id", "rank"])
+    credit = hit.groupby(["search_id", "team"]).size().unstack(fill_value=0)
+    teams = sorted(r["team"].dropna().unique())
+    assert treatment in teams and len(teams) == 2
+    other = next(t for t in teams if t != treatment)
+    credit = credit.reindex(columns=teams, fill_value=0)
+    wins = int((credit[treatment] > credit[other]).sum())
+    losses = int((credit[treatment] < credit[other]).sum())
+    ties = int(((credit[treatment] == credit[other]) & (credit[treatment] > 0)).sum())
+    return (wins + ties / 2) / (wins + losses + ties) - 0.5
+
+
+def test_study_has_at_least_eight_pairs_with_varied_margins():
+    study = tomllib.loads(STUDY.read_text())
+    margins = _margins()
+    names = [e["name"] for e in study["experiment"]]
+    assert len(names) >= 8 and set(names) <= set(margins)
+    values = np.array([margins[n] for n in names])
+    assert (np.abs(values) >= 0.1).sum() >= 2 and (np.abs(values) < 0.01).sum() >= 1
+    assert (values < 0).any()
+
+
+def test_offline_deltas_match_the_simulator(run):
+    report, _, _ = run
+    margins = _margins()
+    t = report.table.set_index("experiment")
+    for name, margin in margins.items():
+        assert t.loc[name, "offline:ndcg_cut_10"] == pytest.approx(margin, abs=1e-9)
+
+
+def test_large_margin_pairs_agree_in_sign_with_interleaving(run):
+    report, html, data = run
+    threshold = report.study.large_margin
+    margins = _margins()
+    large = {n: m for n, m in margins.items() if abs(m) >= threshold}
+    assert len(large) >= 4
+    t = report.table.set_index("experiment")
+    treatment_team = {e.experiment.name: e.experiment.treatment_team for e in report.experiments}
+    for name, margin in large.items():
+        by_hand = _interleaving_delta_by_hand(name, treatment_team[name])
+        assert t.loc[name, "interleaving"] == pytest.approx(by_hand, abs=1e-12)
+        assert np.sign(by_hand) == np.sign(margin), name
+    lm = data["large_margin"]
+    assert lm["all_agree"] is True and sorted(lm["experiments"]) == sorted(large)
+    assert (lm["n_agree"], lm["n_with_interleaving"]) == (len(large), len(large))
+    said = re.search(r"offline ndcg_cut_10 and interleaving agree in sign: (\d+) of (\d+)", html)
+    assert said and said.groups() == (str(len(large)), str(len(large)))
+
+
+def test_report_renders_every_section_with_its_plot(run):
+    _, html, data = run
+
+    class P(HTMLParser):
+        ids: list[str] = []
+        imgs: dict[str, int] = {}
+        current: str | None = None
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "section" and a.get("id"):
+                self.ids.append(a["id"])
+                if a["id"] in ("scatter", "forest", "position-ctr"):
+                    self.current = a["id"]
+            if tag == "img" and self.current:
+                assert a["src"].startswith("data:image/png;base64,")
+                self.imgs[self.current] = self.imgs.get(self.current, 0) + 1
+                self.current = None
+
+    p = P()
+    p.feed(html)
+    assert set(SECTIONS) <= set(p.ids)
+    assert p.imgs == {"scatter": 1, "forest": 1, "position-ctr": 1}
+    assert len([i for i in p.ids if i.startswith("experiment-")]) == len(data["experiments"])
+    # A/B readout and SRM status for every experiment; no made-up SRM
+    for e in data["experiments"]:
+        assert e["srm"]["mismatch"] is False
+        assert {r["metric"] for r in e["ab"]} == {"ctr", "click_mrr", "abandonment_rate"}
+        assert len(e["interleaving"]) == 1 and e["position_ctr"]
+
+
+def test_aa_pair_shows_no_offline_difference(run):
+    report, _, _ = run
+    aa = next(r for r in report.experiments if r.experiment.name == "s100_vs_s100")
+    assert (aa.offline["delta"] == 0).all() and (aa.offline["p_value"] == 1).all()
+    assert aa.within["n_zero"] == aa.within["n"]

@@ -1,0 +1,125 @@
+"""Two-arm tests against independent implementations (statsmodels, scipy, enumeration)."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+
+from onlineeval.errors import InvalidParameterError
+from onlineeval.stats.moments import Moments, ratio
+from onlineeval.stats.tests import bootstrap, compare, mann_whitney, welch
+
+
+def _arm(rng, n, p_shift=0.0):
+    searches = rng.poisson(3.0, n) + 1
+    clicks = rng.binomial(searches, np.clip(rng.beta(2, 5, n) + p_shift, 0, 1))
+    return np.column_stack([clicks, searches]).astype(float)
+
+
+def test_ratio_z_matches_statsmodels_on_linearised_units():
+    rng = np.random.default_rng(10)
+    c, t = _arm(rng, 700), _arm(rng, 650, 0.03)
+    mc, mt = Moments.from_units(c), Moments.from_units(t)
+    res = compare(ratio(mc, 0, 1), ratio(mt, 0, 1), alpha=0.05)
+
+    # independent route: R_a + linearisation per unit has mean R_a and the delta variance,
+    # so statsmodels' unequal-variance z-test on those values is the delta-method test
+    def lin(v):
+        r = v[:, 0].sum() / v[:, 1].sum()
+        return r + (v[:, 0] - r * v[:, 1]) / v[:, 1].mean()
+
+    cm = CompareMeans(DescrStatsW(lin(t)), DescrStatsW(lin(c)))
+    z, p = cm.ztest_ind(usevar="unequal")
+    lo, hi = cm.zconfint_diff(alpha=0.05, usevar="unequal")
+    assert res.abs_diff == pytest.approx(t[:, 0].sum() / t[:, 1].sum()
+                                         - c[:, 0].sum() / c[:, 1].sum(), rel=1e-12)
+    assert res.abs_diff / res.abs_se == pytest.approx(z, rel=1e-9)
+    assert res.p_value == pytest.approx(p, rel=1e-9)
+    assert (res.abs_ci_low, res.abs_ci_high) == pytest.approx((lo, hi), rel=1e-9)
+
+
+def test_relative_ci_matches_numerical_delta_method():
+    rng = np.random.default_rng(11)
+    c, t = _arm(rng, 900), _arm(rng, 900, 0.05)
+    mc, mt = Moments.from_units(c), Moments.from_units(t)
+    res = compare(ratio(mc, 0, 1), ratio(mt, 0, 1), alpha=0.1)
+
+    # four-variable delta method with a finite-difference gradient of
+    # f = (mx_t / my_t) / (mx_c / my_c) - 1 and a block-diagonal covariance of the means
+    mu = np.concatenate([mt.mean, mc.mean])
+    cov = np.zeros((4, 4))
+    cov[:2, :2] = mt.cov / mt.n
+    cov[2:, 2:] = mc.cov / mc.n
+
+    def f(u):
+        return (u[0] / u[1]) / (u[2] / u[3]) - 1
+
+    grad = np.array([
+        (f(mu + h) - f(mu - h)) / (2 * 1e-7)
+        for h in np.eye(4) * 1e-7
+    ])
+    se = np.sqrt(grad @ cov @ grad)
+    q = sps.norm.ppf(0.95)
+    assert res.rel_diff == pytest.approx(f(mu), rel=1e-12)
+    assert res.rel_ci_low == pytest.approx(f(mu) - q * se, rel=1e-6)
+    assert res.rel_ci_high == pytest.approx(f(mu) + q * se, rel=1e-6)
+
+
+def test_welch_matches_statsmodels_and_scipy():
+    rng = np.random.default_rng(12)
+    c = rng.gamma(2.0, 3.0, 300)[:, None]
+    t = rng.gamma(2.2, 3.5, 180)[:, None]
+    res = welch(Moments.from_units(c), Moments.from_units(t), 0, alpha=0.05)
+    cm = CompareMeans(DescrStatsW(t[:, 0]), DescrStatsW(c[:, 0]))
+    tstat, p, df = cm.ttest_ind(usevar="unequal")
+    lo, hi = cm.tconfint_diff(alpha=0.05, usevar="unequal")
+    assert res.abs_diff / res.abs_se == pytest.approx(tstat, rel=1e-10)
+    assert res.p_value == pytest.approx(p, rel=1e-9)
+    assert (res.abs_ci_low, res.abs_ci_high) == pytest.approx((lo, hi), rel=1e-9)
+    sp = sps.ttest_ind(t[:, 0], c[:, 0], equal_var=False)
+    assert res.p_value == pytest.approx(sp.pvalue, rel=1e-9)
+    assert res.test == "welch-t"
+
+
+def test_mann_whitney_matches_exact_enumeration():
+    # small samples without ties: the exact null distribution of U by enumeration
+    c = np.array([1.1, 2.5, 3.2, 4.8, 7.0])
+    t = np.array([2.9, 5.1, 6.3, 8.4, 9.9, 10.5])
+    res = mann_whitney(c, t)
+    pooled = np.concatenate([c, t])
+    ranks = sps.rankdata(pooled)
+    u_obs = ranks[len(c):].sum() - len(t) * (len(t) + 1) / 2
+    us = []
+    for idx in itertools.combinations(range(len(pooled)), len(t)):
+        us.append(ranks[list(idx)].sum() - len(t) * (len(t) + 1) / 2)
+    us = np.array(us)
+    p_exact = min(1.0, 2 * min((us <= u_obs).mean(), (us >= u_obs).mean()))
+    assert res.p_value == pytest.approx(p_exact, rel=1e-12)
+    assert res.abs_diff == pytest.approx(t.mean() - c.mean())
+    assert np.isnan(res.abs_ci_low) and res.test == "mann-whitney-u"
+
+
+def test_bootstrap_is_seeded_and_agrees_with_delta_method():
+    rng = np.random.default_rng(13)
+    c, t = _arm(rng, 1500), _arm(rng, 1500, 0.02)
+    a = bootstrap((c[:, 0], c[:, 1]), (t[:, 0], t[:, 1]), reps=1000, seed=7)
+    b = bootstrap((c[:, 0], c[:, 1]), (t[:, 0], t[:, 1]), reps=1000, seed=7)
+    assert a == b
+    d = compare(ratio(Moments.from_units(c), 0, 1), ratio(Moments.from_units(t), 0, 1))
+    assert a.abs_diff == pytest.approx(float(d.abs_diff), rel=1e-12)
+    # the bootstrap standard error estimates the delta-method one (1000 reps: ~5% noise)
+    assert a.abs_se == pytest.approx(float(d.abs_se), rel=0.12)
+    width_b = a.abs_ci_high - a.abs_ci_low
+    width_d = d.abs_ci_high - d.abs_ci_low
+    assert width_b == pytest.approx(float(width_d), rel=0.15)
+    assert (a.p_value < 0.05) == (d.p_value < 0.05) or abs(d.p_value - 0.05) < 0.03
+
+
+def test_bad_parameters():
+    m = Moments.from_units(np.ones((3, 2)))
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        compare(ratio(m, 0, 1), ratio(m, 0, 1), alpha=1.5)
+    with pytest.raises(InvalidParameterError, match="reps"):
+        bootstrap((np.ones(3), np.ones(3)), (np.ones(3), np.ones(3)), reps=5)
