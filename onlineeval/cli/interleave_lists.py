@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
-
-import numpy as np
 
 NAME = "interleave-lists"
 HELP = ("merge two TREC runs per query by team-draft interleaving (three or more: team-draft "
@@ -38,15 +35,10 @@ def _rankings(path: str) -> dict[str, list[str]]:
     return {str(q): g["docno"].astype(str).tolist() for q, g in run.groupby("qid", sort=True)}
 
 
-def query_rng(seed: int, qid: str) -> np.random.Generator:
-    """The generator of one query: depends on the seed and the qid only."""
-    digest = hashlib.sha256(qid.encode()).digest()
-    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
-
-
 def run(args: argparse.Namespace) -> int:
     from onlineeval.errors import InvalidParameterError
     from onlineeval.interleaving import team_draft, team_draft_multileave
+    from onlineeval.interleaving._random import derived_generator
 
     if len(args.runs) < 2:
         raise InvalidParameterError(f"interleave-lists needs two or more runs; got "
@@ -70,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for qid in qids:
             rankings = [lst.get(qid, []) for lst in lists]
-            rng = query_rng(args.seed, qid)
+            rng = derived_generator(args.seed, qid)
             try:
                 if len(rankings) == 2:
                     merged = team_draft(rankings[0], rankings[1], k=args.k, rng=rng,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from onlineeval.errors import InvalidParameterError
@@ -23,3 +25,13 @@ def as_generator(rng: RandomLike) -> np.random.Generator:
     raise InvalidParameterError(
         f"rng must be a numpy.random.Generator, an integer seed or None; got {type(rng).__name__}"
     )
+
+
+def derived_generator(seed: int, key: object) -> np.random.Generator:
+    """A generator that depends only on ``seed`` and ``key`` (via SHA-256 of ``repr(key)``).
+
+    Used so one query's coin flips, or one comparison's bootstrap, do not change when other
+    queries or experiments are added or filtered out.
+    """
+    digest = hashlib.sha256(repr(key).encode()).digest()
+    return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "little")])

@@ -9,7 +9,6 @@ computed from the pages of that experiment with the credit of those two teams;
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ import pandas as pd
 
 from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.interleaving import outcomes
+from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test
 
 # the fields of the readout the CLI prints, in order (the issue's JSON record)
@@ -29,13 +29,6 @@ FIELDS: tuple[str, ...] = (
 )
 _COUNTS = ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties",
            "clicks_without_team", "clicks_unmatched", "repeat_clicks")
-
-
-def _pair_seed(seed: int, key: tuple[Any, ...]) -> np.random.Generator:
-    """A generator for one comparison that depends on the seed and the comparison only, so a
-    pair's CI does not change when other experiments are added or filtered out."""
-    digest = hashlib.sha256(repr(key).encode()).digest()
-    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
 
 
 def _orient(stats: pd.DataFrame, team_a: str | None) -> pd.DataFrame:
@@ -138,6 +131,9 @@ def interleaving_readout(
     """
     if not isinstance(alpha, float | int) or not 0.0 < alpha < 1.0:
         raise InvalidParameterError(f"alpha must lie in (0, 1); got {alpha!r}")
+    for name, value, low in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
     logs = outcomes.as_logs(logs)
     by = outcomes.check_by(logs, by)
     if per_query and not outcomes._has(logs, "searches", "query"):
@@ -151,7 +147,8 @@ def interleaving_readout(
     keys = ["experiment", *by, "team_a", "team_b"]
     rows = []
     for key, part in stats.groupby(keys, dropna=False, sort=True):
-        rng = _pair_seed(int(seed), tuple(None if pd.isna(k) else str(k) for k in key))
+        # the comparison's own stream: its CI does not depend on which others are read out
+        rng = derived_generator(int(seed), tuple(None if pd.isna(k) else str(k) for k in key))
         res = _compare(part, per_query, float(alpha), n_resamples, rng)
         rec = dict(zip(keys, key, strict=True))
         rec["winner"] = {"a": rec["team_a"], "b": rec["team_b"]}.get(res.pop("winner"))

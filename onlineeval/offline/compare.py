@@ -229,7 +229,7 @@ def per_query_scores(qrels: object, run: object, measures: Sequence[str]) -> pd.
     ``complete=True``): every judged query is present, 0 where the run did not answer it.
     Columns keep the names evaluate() gives them (``ndcg@10`` -> ``ndcg_cut_10``).
     """
-    from onlineeval.offline.api import evaluate
+    from onlineeval.offline import evaluate
 
     pq = evaluate(qrels, run, list(measures), per_query=True, complete=True)
     pq = pq.set_index("qid")
@@ -269,7 +269,7 @@ def compare(qrels: object, run_a: object, run_b: object, measures: Sequence[str]
         raise InvalidParameterError("compare needs at least one measure, e.g. ['ndcg@10']")
     _check(test, alpha, correction)
     if isinstance(qrels, str | Path):
-        from onlineeval.offline.trec_format import read_qrels
+        from onlineeval.offline import read_qrels
 
         qrels = read_qrels(qrels)  # read once, not once per run
     base = per_query_scores(qrels, run_a, measures)

@@ -148,6 +148,11 @@ def rbo(
     qids = sorted(set(ra) | set(rb))
     if not qids:
         raise InputError("rbo needs at least one query; both runs are empty")
-    values = [rbo_lists(ra.get(q, []), rb.get(q, []), p, depth, extrapolate) for q in qids]
+    values = []
+    for q in qids:
+        try:
+            values.append(rbo_lists(ra.get(q, []), rb.get(q, []), p, depth, extrapolate))
+        except InvalidParameterError as exc:
+            raise InputError(f"rbo, query {q!r}: {exc}") from None
     return pd.DataFrame({"qid": pd.Series(qids, dtype=object),
                          "rbo": np.asarray(values, dtype=np.float64)})

@@ -40,8 +40,22 @@ class OnlineMetric:
     def formula(self) -> str:
         """The ratio of sums, in terms of the facts columns."""
         if self.denominator is None:
-            return self.numerator
-        return f"sum({self.numerator}) / sum({self.denominator})"
+            return _stat_sql(self.numerator)
+        return f"{_stat_sql(self.numerator)} / {_stat_sql(self.denominator)}"
+
+
+def _stat_sql(stat: str) -> str:
+    return {"searches": "count(*)", "users": "count(DISTINCT user_id)"}.get(stat, f"sum({stat})")
+
+
+def markdown_table() -> str:
+    """The metrics table of the README (a test checks the README holds exactly this)."""
+    lines = ["| column | definition | edge cases | from the per-search facts |",
+             "| --- | --- | --- | --- |"]
+    for name in COLUMNS:
+        m = METRICS.get(name)
+        lines.append(f"| `{name}` | {m.definition} | {m.edge_cases} | `{m.formula}` |")
+    return "\n".join(lines)
 
 
 _SESSIONS = ("searches.session_id", "searches.ts")

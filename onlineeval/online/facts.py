@@ -44,6 +44,8 @@ session_id, query, experiment, variant, n_results`` and any extra source columns
     lowest clicked rank (NULL without a ranked click).
 ``rr`` DOUBLE
     ``1 / min_click_rank``; 0 without a click; NULL when clicked but no rank is known.
+``known_rr`` INTEGER
+    1 when ``rr`` is not NULL.
 ``first_click_ts`` TIMESTAMP
     earliest click ts (NULL without a timed click).
 ``ttfc_s`` DOUBLE
@@ -80,7 +82,7 @@ import math
 from typing import TYPE_CHECKING
 
 from onlineeval import queries
-from onlineeval.errors import InvalidParameterError
+from onlineeval.errors import InvalidParameterError, SchemaError
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -88,10 +90,13 @@ if TYPE_CHECKING:
 #: columns the facts query adds after the searches columns, in order
 FACT_COLUMNS: tuple[str, ...] = (
     "session_no", "session_first", "has_click", "n_clicks", "n_sat_clicks", "min_click_rank",
-    "rr", "first_click_ts", "ttfc_s", "has_ttfc", "known_n_results", "nonzero",
+    "rr", "known_rr", "first_click_ts", "ttfc_s", "has_ttfc", "known_n_results", "nonzero",
     "zero_result", "abandoned", "known_query", "reformulated", "session_has_click",
     "session_success", "session_abandoned",
 )
+
+#: names a searches column must not have (facts columns and the time-bucket helpers)
+RESERVED: tuple[str, ...] = (*FACT_COLUMNS, "__hour", "__day", "__week")
 
 
 def _number(name: str, value: object, *, positive: bool) -> float:
@@ -133,6 +138,13 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
     """
     sat = _number("sat_dwell_s", sat_dwell_s, positive=False)
     gap = _number("session_gap_min", session_gap_min, positive=True)
+    clash = sorted(set(logs.con.table("searches").columns) & set(RESERVED))
+    if clash:
+        raise SchemaError(
+            f"the searches table of {logs.source} has column(s) {', '.join(clash)}, names the "
+            f"online metrics compute themselves; rename them when loading, e.g. "
+            f"load_logs(..., columns={{'searches': {{{clash[0]!r}: 'src_{clash[0]}'}}}})"
+        )
     q = queries.load("online/search_facts")
     rel = logs.con.sql(
         q.render(),

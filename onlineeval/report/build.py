@@ -10,7 +10,9 @@ Per experiment (a ranker pair of the study file):
   so Δ_AB > 0 means the treatment won;
 - position CTR per variant (:func:`onlineeval.position_ctr`) of the A/B logs;
 - within-experiment agreement: per-query offline delta of the primary measure against the
-  per-query interleaving Δ_q (:func:`onlineeval.agreement.per_query_agreement`).
+  per-query interleaving Δ_q and against the per-query A/B CTR difference
+  (:func:`onlineeval.agreement.per_query_agreement`; queries matched on the logs' ``qid``
+  column when present, else on the query text).
 
 Across experiments: one row per experiment with every delta, oriented so that positive means
 "the treatment is better" (A/B metrics where lower is better — abandonment, zero results,
@@ -73,7 +75,7 @@ class ExperimentReadout:
     interleaving: pd.DataFrame | None = None
     position_ctr: pd.DataFrame | None = None
     per_query: pd.DataFrame | None = None
-    within: dict[str, Any] | None = None
+    within: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -89,6 +91,7 @@ class Report:
     agreements: dict[str, AgreementResult]
     tau: pd.DataFrame
     large_margin: dict[str, Any]
+    load_notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def primary(self) -> str:
@@ -203,10 +206,28 @@ def _per_query_interleaving(exp: Experiment, logs: Any) -> pd.DataFrame:
     from onlineeval.interleaving import outcomes
     from onlineeval.queries import load
 
-    column = "qid" if "qid" in logs.extra_columns("searches") else "query"
     outcomes.page_outcomes(logs, exp.interleaving_experiment)
     q = load("agreement/per_query_interleaving")
-    return logs.con.execute(q.render(query=[column]), q.bind(team=exp.treatment_team)).df()
+    return logs.con.execute(q.render(query=[_query_column(logs)]),
+                            q.bind(team=exp.treatment_team)).df()
+
+
+def _query_column(logs: Any) -> str:
+    """The searches column naming the judged topic: ``qid`` when the log carries it as an
+    extra column (the simulator writes it), else the query text."""
+    return "qid" if "qid" in logs.extra_columns("searches") else "query"
+
+
+def _per_query_ab(exp: Experiment, logs: Any) -> pd.DataFrame:
+    """Per-query CTR difference treatment − control (sql/agreement/per_query_ab_ctr.sql)."""
+    from onlineeval.queries import load
+
+    q = load("agreement/per_query_ab_ctr")
+    return logs.con.execute(
+        q.render(query=[_query_column(logs)]),
+        q.bind(experiment=exp.ab_experiment, control=exp.control_variant,
+               treatment=exp.treatment_variant),
+    ).df()
 
 
 def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache | None = None) -> pd.DataFrame:
@@ -230,12 +251,17 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
     except OnlineEvalError as exc:
         raise _context(exp, "offline comparison", exc) from None
     out = ExperimentReadout(exp, offline, per_query=pq)
+    offline_pq = pq.set_index("qid")["delta"]
     if exp.ab_logs is not None:
         try:
             logs = cache.get(exp.ab_logs)
             out.ab, out.srm, out.srm_message = _ab(study, exp, logs)
             out.notes.extend(out.ab.attrs.get("warnings", []))
-            out.position_ctr = _position_ctr(exp, logs, cache)
+            pqa = _per_query_ab(exp, logs)
+            if getattr(logs, "has_results", True):
+                out.position_ctr = _position_ctr(exp, logs, cache)
+            else:
+                out.notes.append("no position CTR: the A/B logs have no results table")
         except OnlineEvalError as exc:
             raise _context(exp, f"A/B readout of {exp.ab_logs}", exc) from None
     else:
@@ -248,13 +274,19 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
                              for w in out.interleaving.attrs.get("warnings", []))
             pqi = _per_query_interleaving(exp, logs)
         except OnlineEvalError as exc:
-            raise _context(exp, f"interleaving readout of {exp.interleaving_logs}",
-                           exc) from None
-        online = pqi.set_index("qid")["delta_q"].dropna()
-        out.within = per_query_agreement(pq.set_index("qid")["delta"], online)
-        out.within["online"] = "interleaving Δ_q"
+            err = _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc)
+            if "team" in str(exc):
+                err = InputError(f"{err} — the teams are the logs' results.team names: set "
+                                 "control_team / treatment_team of this experiment in the "
+                                 "study file")
+            raise err from None
+        out.within["interleaving Δ_q"] = per_query_agreement(
+            offline_pq, pqi.set_index("qid")["delta_q"].dropna())
     else:
         out.notes.append("no interleaving logs in the study for this experiment")
+    if exp.ab_logs is not None:
+        out.within["A/B CTR Δ"] = per_query_agreement(
+            offline_pq, pqa.set_index("qid")["ctr_delta"].dropna())
     return out
 
 
@@ -343,7 +375,5 @@ def build_report(study: Study | str | Path) -> Report:
     offline_cols = [f"offline:{m}" for m in measures]
     tau = tau_matrix(table, offline_cols, [c for c, _ in outcomes]) if outcomes else \
         pd.DataFrame()
-    report = Report(study, measures, readouts, table, outcomes, agreements, tau,
-                    _large_margin(study, table, primary))
-    report.large_margin["load_notes"] = cache.load_notes()
-    return report
+    return Report(study, measures, readouts, table, outcomes, agreements, tau,
+                  _large_margin(study, table, primary), cache.load_notes())

@@ -150,16 +150,18 @@ def _experiment_html(report: Report, r: Any) -> str:
                             "wins_a", "wins_b", "ties", "delta_ab", "ci_low", "ci_high",
                             "p_value", "winner") if c in r.interleaving.columns]
         parts.append(_table(r.interleaving, cols))
-    if r.within is not None:
-        w = r.within
-        parts.append(
-            "<h4>Per-query agreement</h4><p>Offline per-query Δ "
-            f"{html.escape(report.measures[0])} against the per-query interleaving "
-            f"Δ_q over {w['n']} queries (judged only: {w['n_offline_only']}, searched but not "
-            f"judged: {w['n_online_only']}): sign agreement {w['n_agree']}/"
-            f"{w['n_agree'] + w['n_disagree']} ({_fmt(w['sign_agreement'], 3)}), Kendall τ-b "
-            f"{_fmt(w['kendall_tau'], 3)} (p = {_fmt(w['kendall_p'])}), Spearman ρ "
-            f"{_fmt(w['spearman_rho'], 3)} (p = {_fmt(w['spearman_p'])}).</p>")
+    if r.within:
+        parts.append("<h4>Per-query agreement</h4><ul>")
+        for label, w in r.within.items():
+            parts.append(
+                f"<li>Offline per-query Δ {html.escape(report.measures[0])} against "
+                f"{html.escape(label)} over {w['n']} queries (left out: {w['n_offline_only']} "
+                f"judged without an online value, {w['n_online_only']} searched but not "
+                f"judged): sign agreement {w['n_agree']}/{w['n_agree'] + w['n_disagree']} "
+                f"({_fmt(w['sign_agreement'], 3)}), Kendall τ-b {_fmt(w['kendall_tau'], 3)} "
+                f"(p = {_fmt(w['kendall_p'])}), Spearman ρ {_fmt(w['spearman_rho'], 3)} "
+                f"(p = {_fmt(w['spearman_p'])}).</li>")
+        parts.append("</ul>")
     for note in r.notes:
         parts.append(f'<p class="note">{html.escape(note)}</p>')
     parts.append("</section>")
@@ -188,6 +190,9 @@ def render_html(report: Report) -> str:
                    f'{html.escape(", ".join(srm_bad))} — their A/B results are not '
                    "trustworthy.</div>")
     out.append(f'<p class="headline">{_large_margin_text(report)}</p>')
+    for source, text in report.load_notes.items():
+        out.append(f'<p class="note">Rows excluded while loading {html.escape(source)}: '
+                   f"{html.escape(text)}</p>")
     out.append(f"<p>{len(report.experiments)} experiments; primary offline measure "
                f"<b>{html.escape(report.measures[0])}</b>; online outcomes: "
                f"{html.escape(', '.join(label for _, label in report.outcomes) or 'none')}.</p>")
@@ -293,6 +298,7 @@ def report_dict(report: Report) -> dict[str, Any]:
             "n_resamples": s.n_resamples,
         },
         "large_margin": plain(report.large_margin),
+        "load_exclusions": dict(report.load_notes),
         "agreement": {col: res.to_dict() for col, res in report.agreements.items()},
         "tau_matrix": recs(report.tau),
         "table": recs(report.table),
@@ -302,7 +308,8 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "treatment_run": str(r.experiment.treatment_run),
                 "offline": recs(r.offline), "ab": recs(r.ab), "srm": plain(r.srm),
                 "interleaving": recs(r.interleaving), "position_ctr": recs(r.position_ctr),
-                "per_query_agreement": plain(r.within), "notes": list(r.notes),
+                "per_query_agreement": {k: plain(v) for k, v in r.within.items()},
+                "notes": list(r.notes),
             }
             for r in report.experiments
         ],

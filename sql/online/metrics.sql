@@ -36,7 +36,7 @@ SELECT {{by,}}
     sum(ttfc_s) AS ttfc_s,
     sum(has_ttfc) AS has_ttfc,
     sum(rr) AS rr,
-    count(rr) AS known_rr,
+    sum(known_rr) AS known_rr,
     sum(reformulated) AS reformulated,
     sum(known_query) AS known_query
 FROM f

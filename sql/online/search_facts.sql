@@ -23,6 +23,10 @@
 -- reformulation: a search is reformulated when the next event after it in its session is a
 --   search with a known, different query (so no click in between) and it has no click without
 --   ts (such a click cannot be placed; it is taken to come before the next search).
+-- plan: read once, no join per metric: clicks get their user (hash join), one window pass
+--   sorts each user's stream (lag/lead), a second, narrower one numbers the sessions over the
+--   searches and the session-starting clicks; then per-search click aggregates, per-session
+--   outcomes, and the searches columns are hash-joined back on search_id.
 -- outputs: every searches column (search_id, user_id, ts, session_id, query, experiment,
 --   variant, n_results, ...) followed by:
 --   session_no BIGINT: 1-based session number within the user when derived, NULL when given;
@@ -30,6 +34,7 @@
 --   has_click INTEGER: 1 when the search has >= 1 click;  n_clicks BIGINT: clicks on it;
 --   n_sat_clicks BIGINT: satisfied clicks on it;  min_click_rank INTEGER: lowest clicked rank;
 --   rr DOUBLE: 1/min_click_rank, 0 without a click (NULL when clicked but no rank known);
+--   known_rr INTEGER: rr not NULL;
 --   first_click_ts TIMESTAMP: earliest click ts;  ttfc_s DOUBLE: first_click_ts - ts in
 --   seconds (NULL without a timed click or search ts);  has_ttfc INTEGER: ttfc_s not NULL;
 --   known_n_results INTEGER: n_results not NULL;  nonzero INTEGER: n_results > 0;
@@ -46,7 +51,7 @@ clicked AS (
     JOIN searches AS s ON c.search_id = s.search_id
 ),
 events AS (
-    -- srow carries the whole searches row through the stream, so searches is scanned once
+    -- only what the stream logic needs; the other searches columns are joined at the end
     SELECT search_id, user_id, ts, 0 AS kind, query, NULL::INTEGER AS rank,
         NULL::DOUBLE AS dwell_ms,
         CASE WHEN $derive_sessions THEN NULL ELSE session_id END AS sess_part
@@ -133,35 +138,6 @@ sessions AS (
     GROUP BY user_id, sess_part, session_no
 ),
 facts AS (
-    SELECT search_id,
-        count(*) AS n_clicks,
-        count(*) FILTER (WHERE ts IS NULL) AS n_untimed_clicks,
-        count(*) FILTER (WHERE satisfied) AS n_sat_clicks,
-        min(rank) AS min_click_rank,
-        min(ts) AS first_click_ts
-    FROM numbered
-    WHERE kind = 1
-    GROUP BY search_id
-),
-search_rows AS (
-    SELECT n.search_id, n.user_id, n.sess_part, n.session_no, n.ev_ord,
-        coalesce(cf.n_clicks, 0) AS n_clicks,
-        coalesce(cf.n_sat_clicks, 0) AS n_sat_clicks,
-        cf.min_click_rank, cf.first_click_ts,
-        (n.next_is_new_query AND coalesce(cf.n_untimed_clicks, 0) = 0)::INTEGER
-            AS reformulated
-    FROM numbered AS n
-    LEFT JOIN click_facts AS cf ON n.search_id = cf.search_id
-    WHERE n.kind = 0
-),
-sessions AS (
-    SELECT arg_min(search_id, ev_ord) AS first_search_id,
-        max(n_clicks > 0)::INTEGER AS session_has_click,
-        max(n_sat_clicks > 0)::INTEGER AS session_success
-    FROM search_rows
-    GROUP BY user_id, sess_part, session_no
-),
-facts AS (
     SELECT r.*, ses.first_search_id, ses.session_has_click, ses.session_success
     FROM search_rows AS r
     LEFT JOIN sessions AS ses ON r.search_id = ses.first_search_id
@@ -174,6 +150,7 @@ SELECT srow.*,
     n_sat_clicks,
     min_click_rank,
     CASE WHEN n_clicks = 0 THEN 0.0 ELSE 1.0 / min_click_rank END AS rr,
+    (n_clicks = 0 OR min_click_rank IS NOT NULL)::INTEGER AS known_rr,
     first_click_ts,
     (epoch_us(first_click_ts) - epoch_us(srow.ts)) / 1e6 AS ttfc_s,
     (first_click_ts IS NOT NULL AND srow.ts IS NOT NULL)::INTEGER AS has_ttfc,

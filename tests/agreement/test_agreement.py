@@ -210,3 +210,16 @@ def test_per_query_agreement():
     assert r["kendall_tau"] == pytest.approx(stats.kendalltau(x, y).statistic)
     with pytest.raises(InputError, match="more than once"):
         per_query_agreement(pd.Series([1.0, 2.0], index=["a", "a"]), on)
+
+
+@pytest.mark.parametrize("first", ["import onlineeval", "import onlineeval.agreement.core"])
+def test_onlineeval_agreement_is_callable_whatever_was_imported_first(first):
+    import subprocess
+    import sys
+
+    code = (f"{first}\nimport onlineeval, pandas as pd\n"
+            "t = pd.DataFrame({'offline_delta': [1, 2, 3], 'online_delta': [1, 3, 2]})\n"
+            "print(onlineeval.agreement(t).stats['n_agree'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "3"

@@ -112,6 +112,12 @@ def test_readout_is_reproducible_and_independent_of_other_experiments(logs):
     assert (row.ci_low, row.ci_high) == (one.iloc[0].ci_low, one.iloc[0].ci_high)
 
 
-def test_bad_alpha_is_a_clear_error(logs):
+def test_bad_parameters_are_clear_errors(logs):
     with pytest.raises(InvalidParameterError, match="alpha"):
         interleaving_readout(logs, alpha=1.5)
+    with pytest.raises(InvalidParameterError, match="n_resamples"):
+        interleaving_readout(logs, n_resamples=0)
+    with pytest.raises(InvalidParameterError, match="seed"):
+        interleaving_readout(logs, seed=-1)
+    with pytest.raises(InvalidParameterError, match="logs must be"):
+        interleaving_readout(42)

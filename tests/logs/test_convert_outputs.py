@@ -71,3 +71,32 @@ def test_cli_force(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["convert", "--from", "aol", str(AOL), out]) == 2
     assert "--force" in capsys.readouterr().err
     assert main(["convert", "--from", "aol", str(AOL), out, "--force"]) == 0
+
+
+@pytest.mark.parametrize("fmt,path", [("aol", AOL), ("yandex-wscd", YANDEX)])
+def test_chunked_writing_gives_the_same_tables(tmp_path: Path, fmt: str, path: Path) -> None:
+    import duckdb
+
+    small = tmp_path / "small.txt"
+    if fmt == "yandex-wscd":  # 30 records, then 10 with clicks on unshown documents
+        records = [r for r in path.read_text().split(";") if r.strip()]
+
+        def unshown(record: str) -> bool:
+            docs, clicks = record.split("\t")[1].split(":")
+            return any(c.strip() not in docs.strip().split(",") for c in clicks.split(",")
+                       if c.strip())
+
+        odd = [r for r in records if unshown(r)][:10]
+        assert len(odd) == 10
+        small.write_text(";".join(records[:30] + odd) + ";")
+    else:
+        small = path
+    convert(small, tmp_path / "one", fmt)
+    convert(small, tmp_path / "chunked", fmt, chunk_rows=1)
+    con = duckdb.connect()
+    for table in ("searches", "results", "clicks"):
+        a, b = tmp_path / "one" / f"{table}.parquet", tmp_path / "chunked" / f"{table}.parquet"
+        assert a.exists() == b.exists()
+        if a.exists():
+            ra, rb = con.read_parquet(str(a)), con.read_parquet(str(b))
+            assert ra.types == rb.types and ra.fetchall() == rb.fetchall()

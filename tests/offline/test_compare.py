@@ -256,3 +256,16 @@ def test_constant_nonzero_difference():
     assert paired_test(a, b, "randomization").p_value == pytest.approx(2 / 16)
     assert paired_test(a, b, "bootstrap", n_resamples=999).p_value == pytest.approx(1 / 1000)
     assert np.isnan(paired_test(a, b, "t").effect_size)
+
+
+def test_compare_accepts_dicts():
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}
+    run_a = {"q1": {"a": 1.0, "b": 2.0}, "q2": {"c": 1.0}}   # b first on q1: P@1 = 0, 1
+    run_b = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}}   # P@1 = 1, 1
+    single = compare(qrels, run_a, run_b, ["P@1"])
+    assert single["run"].tolist() == ["run_b"] and single["baseline"].tolist() == ["run_a"]
+    assert single["delta"].iloc[0] == pytest.approx(0.5)
+    named = compare(qrels, run_a, {"mine": run_b, "same": run_a}, ["P@1"], correction="none")
+    assert named["run"].tolist() == ["mine", "same"]
+    assert named["delta"].tolist() == pytest.approx([0.5, 0.0])
+    assert named["p_value"].iloc[1] == 1.0

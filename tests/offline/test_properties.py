@@ -106,7 +106,12 @@ DOCS = ["d1", "d10", "d2", "d3", "d30", "d4", "e", "e0", "x"]
 
 
 @st.composite
-def qrels_and_run(draw, max_queries=6):
+def qrels_and_run(draw, max_queries=6, pytrec_safe=False):
+    """Random qrels and run with score ties, unjudged documents and negative grades.
+
+    ``pytrec_safe``: give every judged query at least one grade >= 0, because
+    pytrec_eval-terrier 0.5.11 crashes (segfault) on a query judged only with negative grades.
+    """
     n_q = draw(st.integers(1, max_queries))
     qids = [f"q{i}" for i in range(n_q)]
     qrels, run = {}, {}
@@ -114,8 +119,8 @@ def qrels_and_run(draw, max_queries=6):
         judged = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=len(DOCS)))
         if judged or i == 0:
             qrels[q] = {d: draw(st.integers(-2, 3)) for d in judged}
-            if not qrels[q]:
-                qrels[q] = {"never_retrieved": draw(st.integers(0, 2))}
+            if not qrels[q] or (pytrec_safe and max(qrels[q].values()) < 0):
+                qrels[q]["never_retrieved"] = draw(st.integers(0, 2))
         retrieved = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1 if i == 0
                                   else 0, max_size=len(DOCS)))
         if retrieved:
@@ -188,7 +193,7 @@ PYTREC_FAMILIES = sorted(set(pytrec_eval.supported_measures) - {"runid", "relstr
 
 
 @settings(max_examples=25, deadline=None)
-@given(qrels_and_run(), st.sampled_from([1, 2]))
+@given(qrels_and_run(pytrec_safe=True), st.sampled_from([1, 2]))
 def test_agrees_with_pytrec_eval_on_every_shared_measure(data, level):
     qrels, run = data
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_FAMILIES),
@@ -217,7 +222,7 @@ FAMILIAR = {
 
 
 @settings(max_examples=10, deadline=None)
-@given(qrels_and_run())
+@given(qrels_and_run(pytrec_safe=True))
 def test_familiar_names_agree_with_pytrec_eval(data):
     qrels, run = data
     theirs = pytrec_eval.RelevanceEvaluator(

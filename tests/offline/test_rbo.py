@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onlineeval.errors import InvalidParameterError
+from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.offline.rbo import rbo, rbo_lists
 
 
@@ -115,3 +115,9 @@ def test_runs_per_query_with_trec_eval_tie_breaking():
     out2 = rbo({"1": {"a": 1.0, "b": 1.0, "c": 1.0}}, {"1": ["a", "b", "c"]}, p=0.5)
     # c b a vs a b c: X_1 = 0, X_2 = 1, X_3 = 3 -> 1 * 1/8 + 1 * (1/2 * 1/4 + 1/8)
     assert out2["rbo"].tolist() == pytest.approx([0.125 + 0.125 + 0.125], abs=1e-12)
+
+
+def test_duplicate_document_in_a_run_names_the_query():
+    run = pd.DataFrame({"qid": ["7", "7"], "docno": ["a", "a"], "score": [1.0, 0.5]})
+    with pytest.raises(InputError, match="query '7'.*more than once"):
+        rbo(run, {"7": ["a"]})

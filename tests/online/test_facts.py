@@ -76,7 +76,7 @@ def test_every_metric_is_a_ratio_of_fact_sums(hand_logs):
 
     df = facts_frame(hand_logs).reset_index()
     df["searches"] = 1
-    df["known_rr"] = df["rr"].notna().astype(int)
+    assert (df["known_rr"] == df["rr"].notna().astype(int)).all()
     sums = df.groupby("variant").sum(numeric_only=True)
     sums["users"] = df.groupby("variant")["user_id"].nunique()
     got = online_metrics(hand_logs).set_index("variant")

@@ -244,3 +244,58 @@ def test_bad_parameters(hand_logs):
         online_metrics(hand_logs, sat_dwell_s=float("nan"))
     with pytest.raises(InvalidParameterError, match="sat_dwell_s"):
         online_metrics(hand_logs, sat_dwell_s="30")
+
+
+def test_integer_ids(hand):
+    # ids as integers (no ties in the hand log, so the order is the same): same metrics
+    def num(x):
+        return int(x[1:]) if x[1:].isdigit() else {"dup": 98, "ghost": 99}[x]
+
+    s, c, r = hand.searches_df(), hand.clicks_df(), hand.results_df()
+    for df in (s, c, r):
+        df["search_id"] = [num(x) for x in df["search_id"]]
+    s["user_id"] = [int(u[1:]) for u in s["user_id"]]
+    logs = load_logs(searches=s, clicks=c, results=r)
+    df = online_metrics(logs).set_index("variant")
+    check_row(df.loc["control"], CONTROL)
+    check_row(df.loc["treatment"], TREATMENT)
+
+
+def test_searches_column_clashing_with_a_fact_is_a_clear_error(hand):
+    s = hand.searches_df()
+    s["n_clicks"] = 1
+    logs = load_logs(searches=s, clicks=hand.clicks_df(), results=hand.results_df())
+    with pytest.raises(SchemaError, match="n_clicks"):
+        online_metrics(logs)
+
+
+def test_log_without_clicks(hand):
+    logs = load_logs(searches=hand.searches_df(), clicks=hand.clicks_df().iloc[0:0],
+                     results=hand.results_df())
+    df = online_metrics(logs, by=())
+    # without clicks: u1 still splits at s4 -> s5 (1831 s); s1 -> s2, s2 -> s3 and s6 -> s7
+    # are now reformulations (no click in between); s7 -> s8 crosses a session
+    check_row(df.iloc[0], {
+        "searches": 10, "sessions": 5, "users": 3, "ctr": 0.0, "clicks_per_search": 0.0,
+        "abandonment_rate": 1.0, "zero_result_rate": 0.1, "session_abandonment_rate": 1.0,
+        "session_success_rate": 0.0, "mean_time_to_first_click_s": None, "click_mrr": 0.0,
+        "reformulation_rate": 3 / 9, "queries_per_session": 2.0,
+    })
+
+
+def test_clicks_with_doc_id_only(hand):
+    c = hand.clicks_df()
+    c["doc_id"] = [f"d-{s}-{r}" for s, r in zip(c["search_id"], c["rank"], strict=True)]
+    c = c.drop(columns="rank")
+    # with results, the loader fills the rank: same metrics
+    logs = load_logs(searches=hand.searches_df(), clicks=c, results=hand.results_df())
+    check_row(online_metrics(logs, by=()).iloc[0], OVERALL)
+    # without results, click_mrr cannot be known: NULL with a warning naming clicks.rank
+    logs = load_logs(searches=hand.searches_df(), clicks=c)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = online_metrics(logs, by=())
+    assert pd.isna(df.loc[0, "click_mrr"])
+    assert any("click_mrr is NULL" in str(w.message) and "clicks.rank" in str(w.message)
+               for w in caught)
+    check_row(df.iloc[0], {k: v for k, v in OVERALL.items() if k != "click_mrr"})

@@ -116,6 +116,10 @@ def _fake_pq_il(exp, logs):
     return pd.DataFrame({"qid": ["q1", "q2", "q3", "q5"], "delta_q": [d, d, -d, 0.1]})
 
 
+def _fake_pq_ab(exp, logs):
+    return pd.DataFrame({"qid": ["q1", "q2", "q4"], "ctr_delta": [0.1, -0.1, 0.0]})
+
+
 def _fake_curves(exp, logs, cache=None):
     rows = [{"experiment": exp.name, "variant": v, "rank": r, "ctr": 0.4 / r + (v == "treatment")
              * 0.01} for v in ("control", "treatment") for r in range(1, 11)]
@@ -129,6 +133,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(build, "_interleaving", _fake_il)
     monkeypatch.setattr(build, "_per_query_interleaving", _fake_pq_il)
     monkeypatch.setattr(build, "_position_ctr", _fake_curves)
+    monkeypatch.setattr(build, "_per_query_ab", _fake_pq_ab)
     monkeypatch.setattr(build._LogCache, "get", lambda self, path: object())
 
 
@@ -155,8 +160,12 @@ def test_report_numbers(study_file, fake):
     dec = r.agreements["interleaving"].decisions.set_index("decision")["count"]
     assert dec["both significant, same direction"] == 3 and dec["neither significant"] == 1
     # per-query agreement within big_win: q1, q2 agree, q3 agrees (both negative); q4 / q5
-    w = r.experiments[0].within
+    w = r.experiments[0].within["interleaving Δ_q"]
     assert (w["n"], w["n_agree"], w["n_offline_only"], w["n_online_only"]) == (3, 3, 1, 1)
+    # per-query CTR: q1 +, q2 -, q4 0 online; offline q1 +, q2 +, q4 0 -> 1 agree, 1 not
+    c = r.experiments[0].within["A/B CTR Δ"]
+    assert (c["n"], c["n_agree"], c["n_disagree"], c["n_zero"]) == (3, 1, 1, 1)
+    assert c["n_offline_only"] == 1 and c["n_online_only"] == 0
     tau = r.tau.set_index(["offline", "online"])
     assert tau.loc[("offline:ndcg_cut_10", "ab:ctr"), "kendall_tau"] == pytest.approx(1.0)
 
@@ -249,3 +258,11 @@ def test_offline_only_study_renders(study_file, fake, tmp_path):
     assert "forest" not in page.images and "position-ctr" not in page.images
     assert "none has an interleaving readout" in render_html(r)
     json.dumps(report_dict(r), allow_nan=False)
+
+
+def test_load_exclusions_are_shown(study_file, fake):
+    r = build.build_report(study_file)
+    r.load_notes = {"/logs/ab": "loaded /logs/ab: clicks 10 rows (2 excluded)"}
+    assert "Rows excluded while loading /logs/ab: loaded /logs/ab: clicks 10 rows (2 excluded)" \
+        in render_html(r)
+    assert report_dict(r)["load_exclusions"] == r.load_notes

@@ -130,4 +130,24 @@ def test_aa_pair_shows_no_offline_difference(run):
     report, _, _ = run
     aa = next(r for r in report.experiments if r.experiment.name == "s100_vs_s100")
     assert (aa.offline["delta"] == 0).all() and (aa.offline["p_value"] == 1).all()
-    assert aa.within["n_zero"] == aa.within["n"]
+    for w in aa.within.values():
+        assert w["n_zero"] == w["n"]
+
+
+def test_ab_deltas_in_the_table_recounted_from_the_logs(run):
+    report, _, _ = run
+    s = pd.read_parquet(SAMPLE / "ab" / "searches.parquet",
+                        columns=["search_id", "experiment", "variant", "n_results"])
+    clicked = set(pd.read_parquet(SAMPLE / "ab" / "clicks.parquet", columns=["search_id"])
+                  ["search_id"])
+    s["click"] = s["search_id"].isin(clicked)
+    t = report.table.set_index("experiment")
+    for name in ("s260_vs_s040", "s060_vs_s100"):
+        part = s[s["experiment"] == name]
+        ctr = part.groupby("variant")["click"].mean()
+        assert t.loc[name, "ab:ctr"] == pytest.approx(ctr["treatment"] - ctr["control"])
+        # abandonment = no click among pages with results; lower is better, so negated
+        nz = part[part["n_results"] > 0]
+        ab = 1 - nz.groupby("variant")["click"].mean()
+        assert t.loc[name, "ab:abandonment_rate"] == pytest.approx(
+            -(ab["treatment"] - ab["control"]))
