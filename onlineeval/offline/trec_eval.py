@@ -111,13 +111,14 @@ class TrecEvalResult:
 
 
 def _line(name: str, qid: str, value: Any, fmt: str) -> str:
+    # C's "%-22s\t%s\t%6.4f\n" (values), "%ld" (counts), "'%s'" (relstring)
     if fmt == "float":
-        return "%-22s\t%s\t%6.4f\n" % (name, qid, value)
+        return f"{name:<22}\t{qid}\t{value:6.4f}\n"
     if fmt == "long":
-        return "%-22s\t%s\t%d\n" % (name, qid, int(value))
+        return f"{name:<22}\t{qid}\t{int(value)}\n"
     if name.startswith("relstring"):
-        return "%-22s\t%s\t'%s'\n" % (name, qid, value)
-    return "%-22s\t%s\t%s\n" % (name, qid, value)
+        return f"{name:<22}\t{qid}\t'{value}'\n"
+    return f"{name:<22}\t{qid}\t{value}\n"
 
 
 _ZEROED_FOR_MISSING = ("num_ret", "utility", "rbp_resid")

@@ -352,6 +352,10 @@ def _parse_score(text: str) -> float | None:
 
 # --------------------------------------------------------------------------- frames and dicts
 
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _is_path(source: Any) -> bool:
     return isinstance(source, str | os.PathLike)
 
@@ -416,7 +420,7 @@ def _qrels_frame(source: Any) -> pd.DataFrame:
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
-            f"qrels column 'rel' row {row}: grade {df['rel'].iloc[row]!r} is not an integer; "
+            f"qrels column 'rel' row {row}: grade {_show(df['rel'].iloc[row])} is not an integer; "
             f"relevance grades must be integers (negative allowed)"
         )
     return pd.DataFrame({
@@ -432,7 +436,7 @@ def _run_frame(source: Any) -> pd.DataFrame:
     if score.isna().any():
         row = int(np.flatnonzero(score.isna().to_numpy())[0])
         raise SchemaError(
-            f"run column 'score' row {row}: {df['score'].iloc[row]!r} is not a number; "
+            f"run column 'score' row {row}: {_show(df['score'].iloc[row])} is not a number; "
             f"scores must be numeric (NaN is not allowed)"
         )
     out = pd.DataFrame({

@@ -1,0 +1,117 @@
+"""prepare(): trec_eval's ranking, relevance lookup, duplicates and unknown queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from onlineeval.errors import InputError
+from onlineeval.offline import ranking
+from onlineeval.offline.ranking import NONPOOL, UNJUDGED, prepare
+
+
+def frame(rows, value):
+    return pd.DataFrame(rows, columns=["qid", "docno", value])
+
+
+@pytest.fixture(params=["arrow", "numpy"])
+def string_backend(request, monkeypatch):
+    """Run each test with the pyarrow string path and with the pandas/numpy fallback."""
+    if request.param == "numpy":
+        monkeypatch.setattr(ranking._Strings, "for_columns",
+                            classmethod(lambda cls, *cols: cls(False)))
+    return request.param
+
+
+def test_ties_broken_by_docno_descending_in_byte_order(string_backend):
+    # trec_eval: score descending, equal scores by strcmp(docno) descending
+    run = frame([("q", "a", 1.0), ("q", "b", 1.0), ("q", "10", 1.0), ("q", "9", 1.0),
+                 ("q", "top", 2.0), ("q", "B", 1.0)], "score")
+    qrels = frame([("q", "a", 1)], "rel")
+    r = prepare(qrels, run, keep_docnos=True)
+    assert r.docno.tolist() == ["top", "b", "a", "B", "9", "10"]
+
+
+def test_rank_column_is_ignored(tmp_path, string_backend):
+    path = tmp_path / "r.run"
+    path.write_text("q Q0 low 1 0.1 t\nq Q0 high 2 0.9 t\n")
+    r = prepare({"q": {"high": 1}}, path, keep_docnos=True)
+    assert r.docno.tolist() == ["high", "low"]
+    assert r.rel.tolist() == [1, NONPOOL]
+
+
+def test_relevance_codes_and_counts(string_backend):
+    qrels = {"q": {"d1": 2, "d2": 0, "d3": -1, "d4": 1}}
+    run = {"q": {"d1": 4.0, "d2": 3.0, "d3": 2.0, "d5": 1.0}}
+    r = prepare(qrels, run)
+    assert r.rel.tolist() == [2, 0, UNJUDGED, NONPOOL]
+    assert r.rel_levels.tolist() == [[1, 1, 1]]  # the -1 judgment counts nowhere
+    assert r.num_rel.tolist() == [2] and r.num_rel_ret.tolist() == [1]
+    r2 = prepare(qrels, run, relevance_level=2)
+    assert r2.num_rel.tolist() == [1] and r2.num_rel_ret.tolist() == [1]
+
+
+def test_query_order_is_byte_order_and_unjudged_queries_are_ignored(string_backend):
+    qrels = {"9": {"a": 1}, "10": {"a": 1}, "x": {"a": 1}}
+    run = {"10": {"a": 1.0}, "9": {"a": 1.0}, "nojudgments": {"a": 1.0, "b": 2.0},
+           "other": {"a": 1.0}}
+    r = prepare(qrels, run)
+    assert r.qids.tolist() == ["10", "9"]  # "x" has no results: skipped without -c
+    assert r.ignored_run_queries == 2
+    assert r.n_qrels_queries == 3
+
+
+def test_complete_gives_missing_queries_the_stand_in_ranking(string_backend):
+    qrels = {"a": {"d": 1}, "b": {"d": 1, "e": 0}, "c": {"d": 1}}
+    run = {"a": {"d": 1.0, "z": 0.5}, "c": {"z": 1.0}}
+    r = prepare(qrels, run, complete=True, keep_docnos=True)
+    assert r.qids.tolist() == ["a", "b", "c"]
+    assert r.missing.tolist() == [False, True, False]
+    assert r.query_rels(1).tolist() == [NONPOOL]
+    assert r.docno.tolist() == ["d", "z", ranking.MISSING_DOCNO, "z"]
+
+
+def test_max_results_truncates_after_ranking(string_backend):
+    run = {"q": {"a": 1.0, "b": 3.0, "c": 2.0}}
+    r = prepare({"q": {"a": 1}}, run, max_results=2, keep_docnos=True)
+    assert r.docno.tolist() == ["b", "c"] and r.num_ret.tolist() == [2]
+
+
+def test_duplicate_document_in_run_is_an_error(tmp_path, string_backend):
+    path = tmp_path / "dup.run"
+    path.write_text("q Q0 a 1 3.0 t\nq Q0 b 2 2.0 t\nq Q0 a 3 1.0 t\n")
+    with pytest.raises(InputError, match=r"document 'a' is listed 2 times for query 'q'"):
+        prepare({"q": {"a": 1}}, path)
+    # trec_eval only checks the documents it keeps: -M2 drops the second 'a'
+    r = prepare({"q": {"a": 1}}, path, max_results=2)
+    assert r.num_ret.tolist() == [2]
+
+
+def test_duplicate_in_unjudged_query_is_ignored(string_backend):
+    run = pd.DataFrame({"qid": ["q", "z", "z"], "docno": ["a", "b", "b"],
+                        "score": [1.0, 2.0, 1.0]})
+    r = prepare({"q": {"a": 1}}, run)  # query z is not judged, so trec_eval never sees it
+    assert r.qids.tolist() == ["q"]
+
+
+def test_duplicate_judgment_is_an_error(string_backend):
+    qrels = frame([("q", "a", 1), ("q", "a", 0)], "rel")
+    with pytest.raises(InputError, match="judged 2 times for query 'q'"):
+        prepare(qrels, {"q": {"a": 1.0}})
+
+
+def test_no_common_query_is_an_error(string_backend):
+    with pytest.raises(InputError, match="no query has both judgments"):
+        prepare({"q1": {"a": 1}}, {"q2": {"a": 1.0}})
+
+
+def test_segment_helpers():
+    r = prepare({"a": {"x": 1, "y": 1}, "b": {"x": 1}},
+                {"a": {"x": 3.0, "z": 2.0, "y": 1.0}, "b": {"z": 1.0}})
+    assert r.pos.tolist() == [0, 1, 2, 0]
+    assert r.cum_rel.tolist() == [1, 1, 2, 0]
+    assert r.at_cutoff(r.cum_rel, 2).tolist() == [1, 0]
+    assert r.at_cutoff(r.cum_rel, np.array([0, 5])).tolist() == [0, 0]
+    assert r.first_pos(r.is_rel).tolist() == [0, -1]
+    assert r.segment_sum(np.array([0.5, 0.25, 0.125, 1.0])).tolist() == [0.875, 1.0]
