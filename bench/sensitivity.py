@@ -25,6 +25,14 @@ page-level simulation, printed). Each power estimate uses --reps experiments; N 
 doubling and then bisection on log N. Finally the interleaving N is checked with fully
 page-level simulated experiments.
 
+User-randomised scenario (second table): users see 1 + Poisson(--pages-per-user - 1) pages
+each, with one click propensity per user. A pool of --pool-users simulated users is made per
+ranker (A/B) and per pair (interleaving); each experiment draws its users from the pool with
+replacement. A/B: users split between the arms, CTR = clicked pages / pages with users as the
+unit (delta method, onlineeval.stats.moments.ratio and onlineeval.stats.tests.compare, as the
+A/B readout does); interleaving: the readout's sign test on the pages' wins. The search runs
+over users; impressions = users x mean pages per user.
+
 Run (heavy: take the lock):
     flock /tmp/onlineeval-heavy.lock /work/venv/bin/python bench/sensitivity.py
 """
@@ -53,6 +61,8 @@ from onlineeval.simulate.interleaving import (  # noqa: E402
     simulate_outcomes,
     study_rankers,
 )
+from onlineeval.stats.moments import Moments, ratio  # noqa: E402
+from onlineeval.stats.tests import compare  # noqa: E402
 
 ALPHA, POWER = 0.05, 0.80
 
@@ -86,15 +96,59 @@ def exact_ctr(collection, run, model: ClickModel, propensity_sd: float, k: int =
     return total
 
 
-def simulated_ctr(collection, run, model, propensity_sd, n, rng, k=10) -> float:
+def ab_page_clicks(collection, run, model, propensity_sd, users, rng, k=10) -> np.ndarray:
+    """Clicked-or-not of each page served by ``run``; page i belongs to user ``users[i]``."""
+    n = users.size
     topic = rng.choice(len(collection.qids), size=n, p=collection.popularity)
     grades = np.full((n, k), -1)
     for q in np.unique(topic):
         rows = np.flatnonzero(topic == q)
         g = collection.grades(collection.qids[q], run.ranking(collection.qids[q])[:k])
         grades[rows, : len(g)] = g
-    clicked, _, _ = model.simulate_batch(grades, rng, rng.normal(0, propensity_sd, n))
-    return float(clicked.any(axis=1).mean())
+    propensity = rng.normal(0, propensity_sd, int(users.max()) + 1)
+    clicked, _, _ = model.simulate_batch(grades, rng, propensity[users])
+    return clicked.any(axis=1)
+
+
+def simulated_ctr(collection, run, model, propensity_sd, n, rng, k=10) -> float:
+    return float(ab_page_clicks(collection, run, model, propensity_sd, np.arange(n), rng,
+                                k).mean())
+
+
+def page_users(n_users: int, pages_mean: float, rng: np.random.Generator) -> np.ndarray:
+    """User code of each page: user u has 1 + Poisson(pages_mean - 1) pages."""
+    pages = 1 + rng.poisson(pages_mean - 1.0, n_users)
+    return np.repeat(np.arange(n_users), pages)
+
+
+def _power_il_users(n: int, wins: np.ndarray, better_is_b: bool, reps: int,
+                    rng: np.random.Generator) -> float:
+    """Power of the sign test with ``n`` users drawn from a pool (rows: wins_a, wins_b)."""
+    hits = 0
+    for start in range(0, reps, max(1, 4_000_000 // n)):
+        c = min(reps - start, max(1, 4_000_000 // n))
+        idx = rng.integers(0, wins.shape[0], (c, n))
+        wa, wb = wins[idx, 0].sum(1), wins[idx, 1].sum(1)
+        hits += sum(sign_test(x, y) < ALPHA and (y > x) == better_is_b
+                    for x, y in zip(wa, wb, strict=True))
+    return hits / reps
+
+
+def _power_ab_users(n: int, pool_a: np.ndarray, pool_b: np.ndarray, reps: int,
+                    rng: np.random.Generator) -> float:
+    """Power of the user-level CTR comparison (delta method) with ``n`` users per arm drawn
+    from each arm's pool (rows: clicked pages, pages)."""
+    b_better = pool_b[:, 0].sum() / pool_b[:, 1].sum() > pool_a[:, 0].sum() / pool_a[:, 1].sum()
+    hits = 0
+    step = max(1, 2_000_000 // n)
+    for start in range(0, reps, step):
+        c = min(reps - start, step)
+        est = [ratio(Moments.from_units(pool[rng.integers(0, pool.shape[0], (c, n))]), 0, 1)
+               for pool in (pool_a, pool_b)]
+        res = compare(est[0], est[1], alpha=ALPHA)
+        right = (res.abs_diff > 0) if b_better else (res.abs_diff < 0)
+        hits += int(np.sum((res.p_value < ALPHA) & right))
+    return hits / reps
 
 
 def _power_il(n: int, probs: np.ndarray, better_is_b: bool, reps: int,
@@ -163,9 +217,27 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=2000, help="experiments per power estimate")
     ap.add_argument("--check-reps", type=int, default=300,
                     help="page-level experiments for the final interleaving check")
+    ap.add_argument("--pages-per-user", type=float, default=3.5,
+                    help="mean pages per user in the user-randomised scenario (default 3.5, "
+                         "about the sample A/B logs'); 0 skips that scenario")
+    ap.add_argument("--pool-users", type=int, default=300_000,
+                    help="simulated users per pool in the user-randomised scenario")
+    ap.add_argument("--user-reps", type=int, default=1000,
+                    help="experiments per power estimate in the user-randomised scenario")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args()
+    ab_pools: dict[str, np.ndarray] = {}
+
+    def ab_pool(name: str) -> np.ndarray:
+        """Per user (clicked pages, pages) of users served by ranker ``name``."""
+        if name not in ab_pools:
+            users = page_users(args.pool_users, args.pages_per_user, rng)
+            clicked = ab_page_clicks(collection, runs[name], model, sd, users, rng)
+            ab_pools[name] = np.column_stack([
+                np.bincount(users, clicked, args.pool_users),
+                np.bincount(users, None, args.pool_users)])
+        return ab_pools[name]
 
     manifest = json.loads((Path(args.study) / "manifest.json").read_text())
     collection, runs = study_rankers(manifest)
@@ -202,6 +274,22 @@ def main() -> int:
             wa, wb = (xa > xb).sum(1), (xb > xa).sum(1)
             pw_check = float(np.mean([sign_test(x, y) < ALPHA and (y > x) == better_is_b
                                       for x, y in zip(wa, wb, strict=True)]))
+        if args.pages_per_user >= 1:
+            users = page_users(args.pool_users, args.pages_per_user, rng)
+            sim_u = simulate_outcomes(collection, runs[a], runs[b], users.size, rng,
+                                      click_model=model, propensity_sd=sd, users=users)
+            xa, xb = sim_u["credit_a"], sim_u["credit_b"]
+            wins = np.column_stack([np.bincount(users, xa > xb, args.pool_users),
+                                    np.bincount(users, xb > xa, args.pool_users)])
+            u_il, upw_il = impressions_for_power(
+                partial(_power_il_users, wins=wins, better_is_b=better_is_b,
+                        reps=args.user_reps, rng=rng), 50, f"{a}:{b} interleaving, users")
+            u_ab, upw_ab = impressions_for_power(
+                partial(_power_ab_users, pool_a=ab_pool(a), pool_b=ab_pool(b),
+                        reps=args.user_reps, rng=rng), 500, f"{a}:{b} A/B, users")
+        else:
+            u_il = u_ab = None
+            upw_il = upw_ab = math.nan
         d = (probs[0] + probs[2] / 2) / probs[:3].sum() - 0.5
         row = {
             "pair": f"{a} vs {b}", "ndcg10_a": ndcg_a, "ndcg10_b": ndcg_b,
@@ -211,8 +299,15 @@ def main() -> int:
             "power_interleaving": pw_il, "power_interleaving_page_level_check": pw_check,
             "impressions_ab": n_ab, "power_ab": pw_ab,
             "ratio_ab_over_interleaving": n_ab / n_il if n_ab and n_il else None,
+            "users_interleaving_user_level": u_il, "power_interleaving_user_level": upw_il,
+            "users_per_arm_ab_user_level": u_ab, "power_ab_user_level": upw_ab,
+            "pages_per_user": args.pages_per_user,
             "seconds": time.perf_counter() - t0,
         }
+        if u_il and u_ab:
+            row["impressions_interleaving_user_level"] = u_il * args.pages_per_user
+            row["impressions_ab_user_level"] = 2 * u_ab * args.pages_per_user
+            row["ratio_user_level"] = 2 * u_ab / u_il
         results.append(row)
         print(f"\n{row['pair']}: NDCG@10 {ndcg_a:.4f} vs {ndcg_b:.4f} (margin "
               f"{ndcg_b - ndcg_a:+.4f})")
@@ -225,7 +320,14 @@ def main() -> int:
               f"A/B {_n(n_ab)} (power {pw_ab:.3f})")
         ratio = row["ratio_ab_over_interleaving"]
         shown = f"{ratio:.1f}x" if ratio else "n/a (a method never reached 80% power)"
-        print(f"  ratio A/B / interleaving: {shown}   ({row['seconds']:.0f} s)")
+        print(f"  ratio A/B / interleaving: {shown}")
+        if u_il and u_ab:
+            print(f"  user-randomised ({args.pages_per_user} pages per user): interleaving "
+                  f"{u_il:,} users (~{u_il * args.pages_per_user:,.0f} impressions, power "
+                  f"{upw_il:.3f}), A/B {u_ab:,} users per arm (~"
+                  f"{2 * u_ab * args.pages_per_user:,.0f} impressions, power {upw_ab:.3f}); "
+                  f"ratio {2 * u_ab / u_il:.1f}x")
+        print(f"  ({row['seconds']:.0f} s)")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=float) + "\n")
     return 0

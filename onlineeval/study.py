@@ -13,7 +13,8 @@ table is one ranker pair and may override any default::
     alpha = 0.05                      # significance level everywhere
     test = "t"                        # paired offline test: t, wilcoxon, sign, randomization,
                                       # bootstrap
-    correction = "holm"               # holm | bh | none, within each experiment's tables
+    correction = "holm"               # holm | bh | none (onlineeval.stats.multiple), within
+                                      # each experiment's tables
     large_margin = 0.05               # optional: |offline Δ| at or above which a pair counts
                                       # as a large offline margin (default: offline significant)
     seed = 0                          # seed of resampling tests and bootstraps
@@ -123,11 +124,34 @@ def _path(base: Path, value: str, where: str, kind: str) -> Path:
     ok = p.is_dir() if kind == "dir" else p.is_file()
     if not ok:
         what = "directory" if kind == "dir" else "file"
+        state = "is not a " + what if p.exists() else "does not exist"
         raise InputError(
-            f"{where}: {what} {value!r} does not exist (resolved to {p}; paths are relative "
+            f"{where}: {what} {value!r} {state} (resolved to {p}; paths are relative "
             "to the study file)"
         )
     return p
+
+
+def _check_names(measures: tuple[str, ...], metrics: tuple[str, ...], src: str) -> None:
+    """Unknown or unusable measure and metric names, reported with the study key that holds
+    them (before any file is read)."""
+    from onlineeval.errors import OnlineEvalError
+    from onlineeval.offline.compare import check_measures
+
+    for m in measures:
+        try:
+            check_measures([m])
+        except OnlineEvalError as exc:
+            raise InputError(f"{src}: measures: {exc}") from None
+    try:
+        from onlineeval.abtest.metrics import METRICS
+    except ImportError:  # the A/B module reports unknown metrics itself
+        return
+    for m in metrics:
+        try:
+            METRICS.get(m)
+        except OnlineEvalError as exc:
+            raise InputError(f"{src}: online_metrics: {exc}") from None
 
 
 def read_study(path: str | Path) -> Study:
@@ -164,13 +188,19 @@ def read_study(path: str | Path) -> Study:
         raise InputError(
             f"{src}: test: unknown paired test {test!r}; use one of {', '.join(PAIRED_TESTS)}"
         )
+    test = PAIRED_TESTS.canonical(test)
+    from onlineeval.stats.multiple import CORRECTIONS
+
     correction = data.get("correction", "holm")
-    if correction.lower() not in ("holm", "bh", "none"):
-        raise InputError(f"{src}: correction: use holm, bh or none; got {correction!r}")
+    if correction not in CORRECTIONS:
+        raise InputError(f"{src}: correction: unknown correction {correction!r}; use one of "
+                         f"{', '.join(CORRECTIONS)}")
+    correction = CORRECTIONS.canonical(correction)
     measures = _strings(data["measures"], f"{src}: measures") if "measures" in data \
         else DEFAULT_MEASURES
     metrics = _strings(data["online_metrics"], f"{src}: online_metrics") \
         if "online_metrics" in data else DEFAULT_ONLINE_METRICS
+    _check_names(measures, metrics, src)
     raw = data.get("experiment")
     if not raw:
         raise InputError(
@@ -188,6 +218,9 @@ def read_study(path: str | Path) -> Study:
             if key not in exp:
                 raise InputError(f"{where}.{key}: required key is missing")
         name = exp["name"]
+        if not name.strip():
+            raise InputError(f"{where}.name: must not be empty; name the experiment (its "
+                             "value of the logs' experiment column by default)")
         if name in seen:
             raise InputError(f"{where}.name: experiment name {name!r} is used twice")
         seen.add(name)
@@ -217,7 +250,7 @@ def read_study(path: str | Path) -> Study:
         ))
     return Study(
         path=path, title=data.get("title", path.stem), measures=measures,
-        online_metrics=metrics, alpha=alpha, test=test, correction=correction.lower(),
+        online_metrics=metrics, alpha=alpha, test=test, correction=correction,
         large_margin=None if large is None else float(large), seed=seed, n_resamples=n_res,
         experiments=tuple(experiments),
     )

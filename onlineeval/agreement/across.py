@@ -7,6 +7,7 @@ so that positive favours the treatment) and optionally the p-value of each.
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,8 @@ class AgreementResult:
 
 
 def _where(source: str, frame_is_file: bool, idx: object) -> str:
-    # CSV line numbers count the header as line 1
-    return f"{source} line {int(idx) + 2}" if frame_is_file else f"{source} row {idx!r}"
+    # a file's frame is indexed by the CSV line number of each row (the header is line 1)
+    return f"{source} line {idx}" if frame_is_file else f"{source} row {idx!r}"
 
 
 def _numeric(df: pd.DataFrame, col: str, source: str, is_file: bool) -> pd.Series:
@@ -100,20 +101,58 @@ def decide(offline_delta: float, online_delta: float, offline_p: float, online_p
     return DECISIONS[4]
 
 
+_EXPECTED = "expected columns experiment, offline_delta, online_delta[, offline_p, online_p]"
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """The CSV as text cells (empty -> None), indexed by each row's line number.
+
+    Read with the :mod:`csv` module so that a row with more or fewer fields than the header
+    is an error naming its line (pandas would silently shift it into the index or pad it).
+    """
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is None or not any(h.strip() for h in header):
+                raise InputError(f"{path}: the file is empty; {_EXPECTED} in a header row")
+            header = [h.strip() for h in header]
+            dup = sorted({h for h in header if header.count(h) > 1})
+            if dup or "" in header:
+                raise SchemaError(
+                    f"{path} line 1: the header names column(s) {dup or ['(empty)']} "
+                    f"{'twice' if dup else ''}; give every column one distinct name".replace(
+                        "  ", " ")
+                )
+            rows, lines = [], []
+            for row in reader:
+                if not any(f.strip() for f in row):
+                    continue  # a blank line is not an experiment
+                if len(row) != len(header):
+                    raise SchemaError(
+                        f"{path} line {reader.line_num}: {len(row)} field(s), but the header "
+                        f"has {len(header)} ({', '.join(header)}); fix the row (a comma "
+                        "inside a value needs double quotes)"
+                    )
+                rows.append([f.strip() or None for f in row])
+                lines.append(reader.line_num)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}: cannot read as CSV ({exc}); {_EXPECTED}") from None
+    if not rows:
+        raise InputError(f"{path}: the header has no rows below it; add one row per "
+                         "experiment")
+    return pd.DataFrame(rows, columns=header, index=pd.Index(lines, name="line"), dtype=object)
+
+
 def _load(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, str, bool]:
     if isinstance(table, pd.DataFrame):
         return table, "table", False
     path = Path(table)
     if not path.is_file():
         raise InputError(f"experiments table {str(path)!r} does not exist or is not a file")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputError(
-            f"{path}: cannot read as CSV with a header row ({exc}); expected columns "
-            "experiment, offline_delta, online_delta[, offline_p, online_p]"
-        ) from None
-    return df, str(path), True
+    return _read_csv(path), str(path), True
 
 
 def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
@@ -159,8 +198,21 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
             f"{source}: the decision table needs both p-value columns; found only "
             f"{p_cols[0]!r} — add the other or drop it"
         )
-    names = (df[experiment].astype(str) if experiment in df.columns
-             else pd.Series([f"row {i}" for i in df.index], index=df.index))
+    if experiment in df.columns:
+        names = df[experiment].astype(object).where(df[experiment].notna(), None)
+        names = pd.Series([_where(source, is_file, i) if v is None else str(v)
+                           for i, v in names.items()], index=df.index, dtype=object)
+        dup = names[names.duplicated(keep=False)]
+        if len(dup):
+            first = dup.iloc[0]
+            places = [_where(source, is_file, i) for i in dup[dup == first].index]
+            raise SchemaError(
+                f"{source}: experiment {first!r} appears more than once ({', '.join(places)}); "
+                "each row must be one experiment with its own name"
+            )
+    else:
+        names = pd.Series([_where(source, is_file, i) for i in df.index], index=df.index,
+                          dtype=object)
     x = _numeric(df, offline, source, is_file)
     y = _numeric(df, online, source, is_file)
     keep = x.notna() & y.notna()
@@ -180,10 +232,15 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
     decisions = None
     if len(p_cols) == 2:
         for col, name in zip(p_cols, ("offline_p", "online_p"), strict=True):
-            p = _numeric(df, col, source, is_file)[keep].to_numpy()
-            if np.any((p < 0) | (p > 1)):
-                raise SchemaError(f"{source}: column {col!r} holds p-values outside [0, 1]")
-            out[name] = p
+            p = _numeric(df, col, source, is_file)[keep]
+            outside = (p < 0) | (p > 1)
+            if outside.any():
+                idx = outside[outside].index[0]
+                raise SchemaError(
+                    f"{_where(source, is_file, idx)}: column {col!r} must be a p-value in "
+                    f"[0, 1], got {float(p[idx])!r} ({int(outside.sum())} such row(s))"
+                )
+            out[name] = p.to_numpy()
         out["decision"] = [
             decide(r.offline_delta, r.online_delta, r.offline_p, r.online_p, alpha)
             for r in out.itertuples()

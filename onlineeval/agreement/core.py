@@ -25,6 +25,7 @@ import numpy as np
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.offline.compare import paired_arrays
 
 #: up to this many pairs, Spearman's p-value is the exact permutation p-value
 EXACT_SPEARMAN_MAX_N = 8
@@ -56,12 +57,7 @@ def association(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict[
     """
     if not 0 < confidence < 1:
         raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.ndim != 1:
-        raise InvalidParameterError(
-            f"agreement needs two 1-d arrays of equal length; got shapes {x.shape}, {y.shape}"
-        )
+    x, y = paired_arrays(x, y, "agreement values")
     nan = float("nan")
     sx, sy = np.sign(x), np.sign(y)
     directed = (sx != 0) & (sy != 0)

@@ -21,7 +21,7 @@ def _series(values: object, what: str) -> pd.Series:
     if isinstance(values, pd.Series):
         s = values.copy()
     elif isinstance(values, Mapping):
-        s = pd.Series(dict(values), dtype=float)
+        s = pd.Series(dict(values), dtype=object)
     elif isinstance(values, pd.DataFrame) and values.shape[1] == 2:
         s = values.set_index(values.columns[0])[values.columns[1]]
     else:
@@ -34,7 +34,13 @@ def _series(values: object, what: str) -> pd.Series:
     if s.index.duplicated().any():
         dup = s.index[s.index.duplicated()][0]
         raise InputError(f"{what} per-query values list query {dup!r} more than once")
-    return pd.to_numeric(s, errors="raise").astype(float)
+    values = pd.to_numeric(s, errors="coerce")
+    bad = values.isna() & s.notna()
+    if bad.any():
+        q = bad[bad].index[0]
+        raise InputError(f"{what} per-query value of query {q!r} is not a number: {s[q]!r} "
+                         f"({int(bad.sum())} such queries)")
+    return values.astype(float)
 
 
 def per_query_agreement(offline: object, online: object,

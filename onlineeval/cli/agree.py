@@ -22,6 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "online_delta and optionally offline_p, online_p")
     parser.add_argument("--offline", default="offline_delta", help="offline delta column")
     parser.add_argument("--online", default="online_delta", help="online delta column")
+    parser.add_argument("--offline-p", default=None, metavar="COLUMN",
+                        help="offline p-value column (default offline_p when present)")
+    parser.add_argument("--online-p", default=None, metavar="COLUMN",
+                        help="online p-value column (default online_p when present)")
+    parser.add_argument("--experiment", default="experiment", metavar="COLUMN",
+                        help="column naming the experiment (default experiment)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level of the decision table")
     parser.add_argument("--confidence", type=float, default=0.95,
@@ -35,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.agreement import agreement
 
     result = agreement(args.table, offline=args.offline, online=args.online,
-                       alpha=args.alpha, confidence=args.confidence)
+                       offline_p=args.offline_p, online_p=args.online_p,
+                       experiment=args.experiment, alpha=args.alpha,
+                       confidence=args.confidence)
     if args.format == "json":
         json.dump(result.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")

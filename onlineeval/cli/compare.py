@@ -18,12 +18,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one or more runs, each compared with RUN_A")
     parser.add_argument("-m", "--measure", dest="measures", action="append", required=True,
                         help="measure (repeatable), e.g. -m ndcg@10 -m map")
+    from onlineeval.offline.compare import PAIRED_TESTS
+    from onlineeval.stats.multiple import CORRECTIONS
+
     parser.add_argument("--test", default="t",
-                        help="paired test: t (default), wilcoxon, sign, randomization, "
-                             "bootstrap")
+                        help=f"paired test: {', '.join(PAIRED_TESTS)} (default t)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    parser.add_argument("--correction", default="holm", choices=("holm", "bh", "none"),
-                        help="multiple-testing correction over runs × measures")
+    parser.add_argument("--correction", default="holm",
+                        help=f"multiple-testing correction over runs × measures: "
+                             f"{', '.join(CORRECTIONS)} (default holm)")
     parser.add_argument("--resamples", type=int, default=10_000,
                         help="resamples of the randomization and bootstrap tests")
     parser.add_argument("--seed", type=int, default=0, help="seed of resampling tests")

@@ -147,8 +147,10 @@ def interleaving_readout(
     keys = ["experiment", *by, "team_a", "team_b"]
     rows = []
     for key, part in stats.groupby(keys, dropna=False, sort=True):
-        # the comparison's own stream: its CI does not depend on which others are read out
-        rng = derived_generator(int(seed), tuple(None if pd.isna(k) else str(k) for k in key))
+        # the comparison's own stream: its CI does not depend on which other comparisons are
+        # read out, nor on which team is A (the key holds the two teams in sorted order)
+        names = [None if pd.isna(k) else str(k) for k in key]
+        rng = derived_generator(int(seed), (*names[:-2], *sorted(names[-2:])))
         res = _compare(part, per_query, float(alpha), n_resamples, rng)
         rec = dict(zip(keys, key, strict=True))
         rec["winner"] = {"a": rec["team_a"], "b": rec["team_b"]}.get(res.pop("winner"))

@@ -45,7 +45,7 @@ class Conversion:
 
 def base_type(sql_type: str) -> str:
     """``DECIMAL(18,3)`` → ``DECIMAL``; ``VARCHAR`` → ``VARCHAR``."""
-    t = str(sql_type).upper()
+    t = str(sql_type).upper().strip('"')  # DuckDB prints the type of an all-null column "NULL"
     if t.startswith("TIMESTAMP WITH TIME ZONE"):
         return "TIMESTAMP WITH TIME ZONE"
     return re.sub(r"\(.*\)$", "", t).strip()
@@ -58,6 +58,14 @@ def _integral(x: str, limit: str) -> str:
 def convert(kind: str, source_type: str, q: str) -> Conversion:
     """Conversion of quoted column ``q`` with DuckDB type ``source_type`` to ``kind``."""
     t = base_type(source_type)
+    if t == "NULL":
+        # a column with no value at all (JSON gives it no type); ids take the type of the
+        # other tables' ids (see common_id_type)
+        if kind == "id":
+            return Conversion(q, False, "NULL")
+        target = {"text": "VARCHAR", "timestamp": "TIMESTAMP", "integer": "INTEGER",
+                  "double": "DOUBLE"}[kind]
+        return Conversion(f"CAST({q} AS {target})", False, target)
     if kind == "text":
         if t == "VARCHAR":
             return Conversion(q, False, "VARCHAR")
@@ -126,10 +134,18 @@ KIND_WORDS = {
 
 
 def common_id_type(types: list[str]) -> str | None:
-    """The type every id column is cast to so joins work, or None if they already agree."""
+    """The type every id column is cast to so joins work, or None if they already agree.
+
+    ``NULL`` (a column without any value) takes the type of the others, VARCHAR if alone.
+    """
     distinct = set(types)
-    if len(distinct) <= 1:
+    real = distinct - {"NULL"}
+    if len(distinct) <= 1 and "NULL" not in distinct:
         return None
-    if distinct <= INT_TYPES:
-        return "HUGEINT" if distinct & {"HUGEINT", "UBIGINT", "UHUGEINT"} else "BIGINT"
+    if not real:
+        return "VARCHAR"
+    if len(real) == 1:
+        return next(iter(real))
+    if real <= INT_TYPES:
+        return "HUGEINT" if real & {"HUGEINT", "UBIGINT", "UHUGEINT"} else "BIGINT"
     return "VARCHAR"

@@ -166,12 +166,16 @@ def load_logs(
     for t in tables.values():
         _create_source_views(con, t, tables)
     report = LoadReport(source=source)
-    report.provided = {t: tuple(c for c in column_names(t) if tb.has(c)) for t, tb in
-                       tables.items()}
     classified = _validate(con, tables, report)
+    report.provided = {
+        t: tuple(c for c in column_names(t)
+                 if tb.has(c) and c not in report.empty_columns.get(t, ()))
+        for t, tb in tables.items()
+    }
     if strict and report.excluded:
         raise StrictModeError(_strict_message(con, report, classified, tables))
-    provided = {t: frozenset(tb.conversions) | frozenset(tb.extras) for t, tb in tables.items()}
+    provided = {t: frozenset(report.provided[t]) | frozenset(tb.extras)
+                for t, tb in tables.items()}
     extras = {t: tuple(tb.extras) for t, tb in tables.items() if tb.extras}
     return Logs(con, report, source, provided, extras)
 
@@ -219,7 +223,6 @@ def _collect(
 def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Table:
     cols = list(source.relation.columns)
     out = mapping.resolve(name, source.label, cols, table_map)
-    canon = column_names(name)
     required = [c.name for c in SCHEMA[name] if c.required]
     missing = [c for c in required if c not in out]
     if name == "clicks" and "rank" not in out and "doc_id" not in out:
@@ -249,8 +252,10 @@ def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Ta
     if name == "searches":
         # Extra searches columns (e.g. a country to group by) are kept unless their name is
         # canonical in another table, which would make joins ambiguous.
+        # Names starting with _oe_ are the loader's own.
         others = {c.name for cs in SCHEMA.values() for c in cs}
-        table.extras = [c for c in out if c not in canon and c not in others]
+        table.extras = [c for c in out if c.lower() not in others
+                        and not c.lower().startswith(_PREFIX)]
     return table
 
 
@@ -267,6 +272,12 @@ def _unify_ids(tables: dict[str, _Table]) -> None:
                     f"CAST({conv.expr} AS {target})", conv.checked, target,
                 )
                 t.types[column] = target
+    for t in tables.values():  # an all-null id column (JSON types it NULL) becomes text
+        for column, conv in list(t.conversions.items()):
+            if conv.sql_type == "NULL":
+                t.conversions[column] = casting.Conversion(
+                    f"CAST({conv.expr} AS VARCHAR)", False, "VARCHAR")
+                t.types[column] = "VARCHAR"
 
 
 def _id_type(tables: dict[str, _Table], column: str, prefer: tuple[str, ...]) -> str:
@@ -307,10 +318,17 @@ def _create_source_views(
             expr = _placeholder(all_tables, t.name, col)
         typed_cols.append(f"{expr} AS {qi(col.name)}")
     typed_cols += [f"{qi(t.columns[x])} AS {qi(x)}" for x in t.extras]
-    _run(con, f"CREATE OR REPLACE TEMP VIEW {t.typed} AS SELECT {', '.join(typed_cols)} "
-              f"FROM {t.raw}")
-    _run(con, f"CREATE OR REPLACE TEMP VIEW {t.check} AS SELECT "
-              f"{', '.join(typed_cols + check_cols)} FROM {t.raw}")
+    try:
+        _run(con, f"CREATE OR REPLACE TEMP VIEW {t.typed} AS SELECT {', '.join(typed_cols)} "
+                  f"FROM {t.raw}")
+        _run(con, f"CREATE OR REPLACE TEMP VIEW {t.check} AS SELECT "
+                  f"{', '.join(typed_cols + check_cols)} FROM {t.raw}")
+    except duckdb.Error as exc:
+        text = str(exc).strip().splitlines()
+        raise SchemaError(
+            f"{t.source.label}: cannot use the columns of the {t.name} table "
+            f"({', '.join(t.source.relation.columns)}): {text[0] if text else exc!r}"
+        ) from None
 
 
 def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None,

@@ -119,22 +119,32 @@ def resolve(
 ) -> dict[str, str]:
     """``{output name: source column}`` for one table after applying its mapping.
 
-    Canonical columns come from the mapping or from a source column of the same name; the
-    remaining source columns keep their names. Two source columns ending up with one name is an
-    error.
+    Canonical columns come from the mapping, from a source column of the same name, or — when
+    neither exists — from a source column whose name differs only in case (``Search_ID``); the
+    remaining source columns keep their names. Two source columns ending up with one name (SQL
+    names ignore case) is an error.
     """
+    canon = set(column_names(table))
+    explicit = {dst for src, dst in mapping.items() if dst is not None}
+    present = explicit | {c for c in source_columns if c in canon and c not in mapping}
+    by_lower = {c.lower(): c for c in canon - present}
     out: dict[str, str] = {}
+    seen: dict[str, str] = {}  # lower-cased output name -> source column
     for src in source_columns:
         if src in mapping:
             dst = mapping[src]
             if dst is None:
                 continue
+        elif src not in canon and src.lower() in by_lower:
+            dst = by_lower.pop(src.lower())
         else:
             dst = src
-        if dst in out:
+        if dst.lower() in seen:
             raise SchemaError(
-                f"{label}: both {out[dst]!r} and {src!r} would become {table} column {dst!r}; "
-                f"map one of them elsewhere or to None (columns={{{table!r}: {{{src!r}: None}}}})"
+                f"{label}: both {seen[dst.lower()]!r} and {src!r} would become {table} column "
+                f"{dst!r} (SQL names ignore case); map one of them elsewhere or to None "
+                f"(columns={{{table!r}: {{{src!r}: None}}}})"
             )
+        seen[dst.lower()] = src
         out[dst] = src
     return out

@@ -29,19 +29,23 @@ class LoadReport:
     source
         Where the log came from (a path or ``"DataFrames"``).
     rows_read
-        Rows in each source table before validation (0 for a table not given).
+        Rows in each source table before validation (no entry for a table not given).
     excluded
         ``{(table, reason): rows}`` for every reason that excluded at least one row.
         Each excluded row is counted once, under the first reason that applies, in the
         order of :data:`REASONS`.
     provided
         Canonical columns each table provided (after the column mapping).
+    empty_columns
+        Optional columns present in a table but without a single non-null value; they are
+        treated as absent (``Logs.has`` is False), e.g. a ``ts`` column left empty.
     """
 
     source: str
     rows_read: dict[str, int] = field(default_factory=dict)
     excluded: dict[tuple[str, str], int] = field(default_factory=dict)
     provided: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    empty_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def excluded_total(self) -> int:
@@ -70,6 +74,8 @@ class LoadReport:
             lines.append(f"  {t}: {n:,} rows excluded ({reason}): {REASONS.get(reason, reason)}")
         if not self.excluded:
             lines.append("  no rows excluded")
+        for t, cols in self.empty_columns.items():
+            lines.append(f"  {t}: column(s) {', '.join(cols)} hold no value; treated as absent")
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -13,7 +13,8 @@ extension                              format
 =====================================  ===========================
 
 CSV and TSV are read with every column as text; the loader converts and validates each
-canonical column itself, so a bad value is reported with its file and column.
+canonical column itself, so a bad value is reported with its file and column. A folder of parts
+written partitioned (``searches/variant=control/part-0.parquet``) gets the partition columns.
 """
 
 from __future__ import annotations
@@ -134,17 +135,26 @@ def resolve_files(spec: str | os.PathLike[str], table: str) -> tuple[str, list[s
     return formats.pop(), files  # type: ignore[return-value]
 
 
-def _read(con: duckdb.DuckDBPyConnection, fmt: str, files: list[str]) -> duckdb.DuckDBPyRelation:
+def _hive(files: list[str], root: str) -> bool:
+    # parts in key=value folders (Spark/DuckDB partitioned writes) carry a column in the path
+    return any(
+        "=" in part for f in files for part in Path(os.path.relpath(f, root)).parts[:-1]
+    )
+
+
+def _read(con: duckdb.DuckDBPyConnection, fmt: str, files: list[str],
+          hive: bool) -> duckdb.DuckDBPyRelation:
     arg: Any = files if len(files) > 1 else files[0]
+    extra: dict[str, Any] = {"hive_partitioning": True} if hive else {}
     if fmt == "parquet":
-        return con.read_parquet(arg)
+        return con.read_parquet(arg, **extra)
     if fmt in ("csv", "tsv"):
         # A fixed delimiter: left to guess, the sniffer reads a file with a ragged line as
         # one single text column instead of failing.
         # skiprows=0: the header is the first line, never a guessed later one.
         return con.read_csv(arg, header=True, all_varchar=True, skiprows=0,
-                            sep="\t" if fmt == "tsv" else ",")
-    return con.read_json(arg, format="auto")
+                            sep="\t" if fmt == "tsv" else ",", **extra)
+    return con.read_json(arg, format="auto", **extra)
 
 
 def open_table(
@@ -160,6 +170,14 @@ def open_table(
                 f"the DataFrame given as {table}= has non-text column names {bad!r}; "
                 "column names must be strings"
             )
+        lowered: dict[str, str] = {}
+        for c in spec.columns:
+            if c.lower() in lowered:
+                raise SchemaError(
+                    f"the DataFrame given as {table}= has columns {lowered[c.lower()]!r} and "
+                    f"{c!r}, which SQL cannot tell apart (names ignore case); rename one"
+                )
+            lowered[c.lower()] = c
         return Source(table, f"DataFrame {table}=", "dataframe", con.from_df(spec))
     if not isinstance(spec, str | os.PathLike):
         raise SchemaError(
@@ -168,8 +186,10 @@ def open_table(
         )
     fmt, files = resolve_files(spec, table)
     label = files[0] if len(files) == 1 else f"{os.fspath(spec)} ({len(files)} parts)"
+    given = Path(os.fspath(spec))
+    root = str(given.resolve()) if given.is_dir() else os.path.dirname(files[0])
     try:
-        rel = _read(con, fmt, files)
+        rel = _read(con, fmt, files, _hive(files, root))
     except duckdb.Error as exc:
         hint = {
             "csv": " (check that every line has as many comma-separated fields as the header)",

@@ -33,12 +33,17 @@ _DOC_RANK = qi("_oe_doc_rank")
 
 SID, RANK, DOC = qi("search_id"), qi("rank"), qi("doc_id")
 
+# Errors the data can cause while it is read (a malformed line, an unreadable file); any other
+# DuckDB error here is a bug of ours and is left to surface as one.
+_DATA_ERRORS = (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException,
+                duckdb.OutOfRangeException)
+
 
 def _query(con: duckdb.DuckDBPyConnection, t: _Table, sql: str,
            params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
     try:
         return con.execute(sql, params or {}).fetchall()
-    except duckdb.Error as exc:
+    except _DATA_ERRORS as exc:
         text = str(exc).strip()
         first = "\n".join(text.splitlines()[:3]) if text else type(exc).__name__
         raise LogFormatError(t.source.label, None,
@@ -87,31 +92,47 @@ def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table],
     classified: dict[str, str] = {}
     excluded_sids = _searches(con, tables["searches"], report, classified)
     facts = _clicks_prepass(con, tables, report)
-    matched = None
     if "results" in tables:
-        matched = _results(con, tables["results"], report, classified, excluded_sids,
-                           facts.get("keys"))
+        _results(con, tables["results"], report, classified, excluded_sids)
     else:
         _empty_results(con, tables)
-    _clicks(con, tables, report, classified, excluded_sids, facts, matched)
+    _clicks(con, tables, report, classified, excluded_sids, facts)
     _final_searches(con, tables)
     return classified
 
 
 # --- searches -------------------------------------------------------------------------------
 
+def _optional(t: _Table) -> list[str]:
+    """Provided columns that may be entirely empty (then treated as absent)."""
+    return [c.name for c in SCHEMA[t.name] if not c.required and t.has(c.name)]
+
+
+def _note_empty(report: LoadReport, t: _Table, counts: list[int], n: int) -> None:
+    empty = tuple(c for c, k in zip(_optional(t), counts, strict=True) if n and not k)
+    if empty:
+        report.empty_columns[t.name] = empty
+
+
 def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
-              classified: dict[str, str]) -> bool:
-    required = ["search_id", "user_id"] + (["ts"] if t.has("ts") else [])
+              classified: dict[str, str], ts_required: bool = True) -> bool:
+    required = ["search_id", "user_id"] + (["ts"] if t.has("ts") and ts_required else [])
     null = " OR ".join(f"s.{qi(c)} IS NULL" for c in required)
     bad = _bad_counts(t)
+    optional = _optional(t)
     row = _query(con, t, f"SELECT count(*), count(*) FILTER (WHERE {null}), "
-                         f"count(DISTINCT s.{SID}) FILTER (WHERE NOT ({null})) "
+                         f"count(DISTINCT s.{SID}) FILTER (WHERE NOT ({null}))"
+                         f"{''.join(f', count(s.{qi(c)})' for c in optional)}"
                          f"{''.join(', ' + b for b in bad)} FROM {t.check} s")[0]
     n, n_null, n_distinct = row[0], row[1], row[2]
-    _raise_bad_values(con, t, list(row[3:]), n)
+    _raise_bad_values(con, t, list(row[3 + len(optional):]), n)
     if n == 0:
         raise SchemaError(f"{t.source.label}: the searches table has no rows")
+    _note_empty(report, t, list(row[3:3 + len(optional)]), n)
+    if ts_required and "ts" in report.empty_columns.get("searches", ()):
+        # a ts column without a single value is a log without times, not a log whose every
+        # row lacks its required ts
+        return _searches(con, t, report, classified, ts_required=False)
     report.rows_read["searches"] = n
     report.excluded.update({("searches", "null_required"): n_null} if n_null else {})
     dup = n_distinct < n - n_null
@@ -176,15 +197,8 @@ RESULT_REASONS = ["null_required", "rank_below_1", "duplicate_rank", "search_exc
 
 
 def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
-             classified: dict[str, str], excluded_sids: bool, click_keys: str | None,
-             ) -> int | None:
-    """Validate results and create their view.
-
-    With ``click_keys`` (clicks grouped by search_id and rank, see :func:`_clicks_prepass`)
-    the same pass counts the clicks that land on a kept result, so the clicks need not be
-    checked against the results in a second scan; returns that count, or None when it could
-    not be established (no keys, repeated ranks, one rank clicked with different doc_ids).
-    """
+             classified: dict[str, str], excluded_sids: bool) -> None:
+    """Validate results and create their view."""
     null = f"r.{SID} IS NULL OR r.{RANK} IS NULL OR r.{DOC} IS NULL"
     valid = f"NOT ({null}) AND r.{RANK} >= 1"
     n_bad = len(_checked(t))
@@ -203,13 +217,8 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
         f"coalesce(bit_or(CASE WHEN {small} THEN CAST(1 AS UBIGINT) << "
         f"CAST(r.{RANK} AS UBIGINT) END), CAST(0 AS UBIGINT)) AS mask, "
         f"count(*) FILTER (WHERE NOT ({null}) AND r.{RANK} > 63) AS n_big{bads}"
-        + (f", sum(CASE WHEN {valid} THEN ck.n_nodoc + CASE WHEN ck.dmin = r.{DOC} "
-           f"THEN ck.n_doc ELSE 0 END END) AS matched, "
-           f"count(*) FILTER (WHERE ck.dmin <> ck.dmax) AS ambiguous" if click_keys else "")
-        + f" FROM {t.check} r"
-        + (f" LEFT JOIN ({click_keys}) ck ON r.{SID} = ck.{SID} AND r.{RANK} = ck.{RANK}"
-           if click_keys else "")
-        + f" GROUP BY r.{SID}"
+        f"{''.join(f', count(r.{qi(c)}) AS o{i}' for i, c in enumerate(_optional(t)))} "
+        f"FROM {t.check} r GROUP BY r.{SID}"
     )
     excl = (f"e.{SID} IS NOT NULL" if excluded_sids else "false")
     joins = f" LEFT JOIN {_BASE_SEARCHES} k ON g.sid = k.{SID}"
@@ -217,9 +226,7 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
         joins += f" LEFT JOIN {_EXCL_SIDS} e ON g.sid = e.{SID}"
     lost = f"g.sid IS NOT NULL AND k.{SID} IS NULL"
     sums = "".join(f", sum(g.b{i})" for i in range(n_bad))
-    if click_keys:
-        sums += (f", sum(g.matched) FILTER (WHERE g.sid IS NOT NULL AND k.{SID} IS NOT NULL), "
-                 "sum(g.ambiguous)")
+    sums += "".join(f", sum(g.o{i})" for i in range(len(_optional(t))))
     row = _query(con, t, (
         f"SELECT sum(g.n), sum(CASE WHEN g.sid IS NULL THEN g.n ELSE g.n_null END), "
         f"sum(CASE WHEN g.sid IS NULL THEN 0 ELSE g.n_low END), "
@@ -231,7 +238,7 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     row = [int(v or 0) for v in row]
     n = row[0]
     _raise_bad_values(con, t, row[6:6 + n_bad], n)
-    matched = row[6 + n_bad] if click_keys and not row[7 + n_bad] else None
+    _note_empty(report, t, row[6 + n_bad:], n)
     report.rows_read["results"] = n
     reasons = [row[1], row[2], 0, row[4], row[5]]
     dup = False
@@ -264,7 +271,6 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     if where:
         sql += " WHERE " + " AND ".join(where)
     _create(con, t, "VIEW", qi("results"), sql)
-    return None if dup else matched
 
 
 def _empty_results(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table]) -> None:
@@ -282,38 +288,27 @@ CLICK_REASONS = ["null_required", "rank_below_1", "search_excluded", "unknown_se
 
 
 def _clicks_prepass(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table],
-                    report: LoadReport) -> dict[str, Any]:
-    """Count clicks and check their values; describe the click keys for the results pass."""
+                    report: LoadReport) -> dict[str, int]:
+    """Count clicks, check their values, count clicks with only a rank or only a doc_id."""
     t = tables["clicks"]
     bad = _bad_counts(t)
+    optional = _optional(t)
     row = _query(con, t, f"SELECT count(*), "
                          f"count(*) FILTER (WHERE c.{RANK} IS NOT NULL AND c.{DOC} IS NULL), "
                          f"count(*) FILTER (WHERE c.{RANK} IS NULL AND c.{DOC} IS NOT NULL)"
-                         f"{''.join(', ' + b for b in bad)} FROM {t.check} c")[0]
+                         f"{''.join(', ' + b for b in bad)}"
+                         f"{''.join(f', count(c.{qi(c)})' for c in optional)} "
+                         f"FROM {t.check} c")[0]
     n, rank_only, doc_only = row[0], row[1], row[2]
-    _raise_bad_values(con, t, list(row[3:]), n)
+    _raise_bad_values(con, t, list(row[3:3 + len(bad)]), n)
+    _note_empty(report, t, list(row[3 + len(bad):]), n)
     report.rows_read["clicks"] = n
-    facts: dict[str, Any] = {"rank_only": rank_only, "doc_only": doc_only}
-    if "results" in tables and t.has("rank") and not doc_only:
-        # one row per clicked (search, rank): how many clicks carry no doc_id, how many do,
-        # and the doc_ids they name (equal min and max: all name the same doc)
-        facts["keys"] = (
-            f"SELECT c.{SID}, c.{RANK}, count(*) FILTER (WHERE c.{DOC} IS NULL) AS n_nodoc, "
-            f"count(*) FILTER (WHERE c.{DOC} IS NOT NULL) AS n_doc, min(c.{DOC}) AS dmin, "
-            f"max(c.{DOC}) AS dmax FROM {t.typed} c "
-            f"WHERE c.{SID} IS NOT NULL AND c.{RANK} >= 1 GROUP BY c.{SID}, c.{RANK}"
-        )
-    return facts
+    return {"rank_only": rank_only, "doc_only": doc_only}
 
 
 def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: LoadReport,
-            classified: dict[str, str], excluded_sids: bool, facts: dict[str, Any],
-            matched: int | None) -> None:
-    """Classify clicks and create their view.
-
-    ``matched`` (from the results pass) is the number of clicks on a kept search that land on
-    a kept result; then clicks are classified without joining the results again.
-    """
+            classified: dict[str, str], excluded_sids: bool, facts: dict[str, int]) -> None:
+    """Classify clicks (joined to the kept searches and results) and create their view."""
     t = tables["clicks"]
     has_results = "results" in tables
     null = f"c.{SID} IS NULL OR (c.{RANK} IS NULL AND c.{DOC} IS NULL)"
@@ -354,16 +349,7 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: L
     else:
         classified["clicks"] = by_search
     sel = ", ".join(f"count(*) FILTER (WHERE _oe_reason = '{r}')" for r in CLICK_REASONS)
-    reasons = None
-    if matched is not None:
-        # Every click the search checks leave unexcluded has a rank >= 1 here (no doc-only
-        # clicks); those the results pass did not match to a kept result are not on the page.
-        row = _query(con, t, f"SELECT {sel}, count(*) FILTER (WHERE _oe_reason IS NULL) "
-                             f"FROM ({by_search})")[0]
-        if row[-1] >= matched:
-            reasons = [*row[:4], row[-1] - matched]
-    if reasons is None:
-        reasons = _query(con, t, f"SELECT {sel} FROM ({classified['clicks']})")[0]
+    reasons = _query(con, t, f"SELECT {sel} FROM ({classified['clicks']})")[0]
     _reason_counts(report, "clicks", CLICK_REASONS, list(reasons))
     by = dict(zip(CLICK_REASONS, reasons, strict=True))
 

@@ -240,7 +240,7 @@ def evaluate(
             owner[value_name] = spec.measure
 
     if per_query:
-        out = pd.DataFrame({"qid": pd.Series(ranked.qids, dtype=object)})
+        out = pd.DataFrame({"qid": ranked.qids.astype(str)})
         for value_name, values in columns.items():
             if getattr(owner[value_name], "summary", "mean") != "count":  # num_q: not per query
                 out[value_name] = values

@@ -8,10 +8,18 @@ adjusted together for multiple testing (Holm by default).
 
 Which queries are compared
     Every judged query, as ``trec_eval -c`` averages (``evaluate(..., complete=True)``): a
-    query that a run did not answer scores 0 on every measure for that run (trec_eval -c's
-    rule, whatever the measure), so ``mean_a``/``mean_b`` are the values
-    ``trec_eval -c -m MEASURE`` prints for each run. Queries of a run that have no judgments
-    are ignored, as trec_eval ignores them.
+    judged query that a run did not answer is scored as trec_eval -c scores it — 0 on every
+    measure of the ranking (``num_rel``, a count of judgments, keeps its value) — so
+    ``mean_a``/``mean_b`` are the values ``trec_eval -c -m MEASURE`` prints for each run.
+    Queries of a run that have no judgments are ignored, as trec_eval ignores them.
+
+Which measures
+    Measures that trec_eval averages over queries, and the counts it totals (``num_ret``,
+    ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``): for those ``mean_a``/``mean_b``
+    are per-query means, i.e. trec_eval's total divided by ``n_queries``. Refused, with an
+    error saying why: ``gm_map``/``gm_bpref`` (a geometric mean; their per-query values are
+    logarithms, so a mean delta would not be a difference of what trec_eval prints — compare
+    ``map``/``bpref``), ``num_q`` (not a per-query value), ``relstring`` and ``runid`` (text).
 
 Paired tests (``test=``), all two-sided, on the per-query differences ``d_i = b_i - a_i``
     ``t``             Student's paired t test (``scipy.stats.ttest_rel(b, a)``).
@@ -21,9 +29,11 @@ Paired tests (``test=``), all two-sided, on the per-query differences ``d_i = b_
     ``randomization`` paired randomization (permutation) test of the mean difference,
                       Smucker, Allan & Carterette (2007): ``scipy.stats.permutation_test`` with
                       ``permutation_type="samples"`` (swapping a_i and b_i = flipping the sign
-                      of d_i). Exact — all 2^n sign flips — when 2^n <= ``n_resamples``,
-                      otherwise ``n_resamples`` seeded random flips with scipy's
-                      (count + 1) / (n_resamples + 1) p-value.
+                      of d_i). Exact — all 2^n sign flips — when 2^n <= ``n_resamples``:
+                      p = #{flips with |mean| >= |observed mean|} / 2^n (the sign-flip null
+                      is symmetric, so this equals scipy's twice-the-smaller-tail). Otherwise
+                      ``n_resamples`` seeded random flips with scipy's Monte Carlo p-value:
+                      twice the smaller tail, each tail (count + 1) / (n_resamples + 1).
     ``bootstrap``     paired bootstrap over queries (``scipy.stats.bootstrap`` of the mean
                       difference, seeded). p-value of H0: E[d] = 0 from the bootstrap
                       distribution shifted to mean zero (Efron & Tibshirani 1993, §16.4):
@@ -55,12 +65,13 @@ import pandas as pd
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.progress import Progress
 from onlineeval.registry import Registry
 from onlineeval.stats.multiple import CORRECTIONS, adjust
 
 __all__ = [
-    "PAIRED_TESTS", "PairedResult", "compare", "compare_scores", "paired_test",
-    "per_query_scores",
+    "PAIRED_TESTS", "PairedResult", "check_measures", "compare", "compare_scores",
+    "paired_arrays", "paired_test", "per_query_scores",
 ]
 
 
@@ -144,6 +155,19 @@ PAIRED_TESTS.register("randomization", _randomization, aliases=("permutation", "
 PAIRED_TESTS.register("bootstrap", _bootstrap)
 
 
+def paired_arrays(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
+                  what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as float arrays, or :class:`InvalidParameterError` unless they are two
+    1-d sequences of equal length (``what`` names them in the message)."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise InvalidParameterError(
+            f"{what} must be two 1-d arrays of equal length; got shapes {x.shape} and {y.shape}"
+        )
+    return x, y
+
+
 def paired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray,
                 test: str = "t", *, confidence: float = 0.95, n_resamples: int = 10_000,
                 seed: int = 0) -> PairedResult:
@@ -163,13 +187,7 @@ def paired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
         raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     if int(n_resamples) < 1:
         raise InvalidParameterError(f"n_resamples must be at least 1, got {n_resamples!r}")
-    x = np.asarray(a, dtype=float)
-    y = np.asarray(b, dtype=float)
-    if x.shape != y.shape or x.ndim != 1:
-        raise InvalidParameterError(
-            f"paired scores must be two 1-d arrays of equal length; got shapes {x.shape} "
-            f"and {y.shape}"
-        )
+    x, y = paired_arrays(a, b, "paired scores")
     if np.isnan(x).any() or np.isnan(y).any():
         raise InvalidParameterError("paired scores contain NaN; every query needs a score")
     n = len(x)
@@ -222,6 +240,29 @@ def _is_nested(value: object) -> bool:
             and all(isinstance(x, Mapping) for x in value.values()))
 
 
+_REFUSED = {
+    "gm": "is a geometric mean over queries (its per-query values are logarithms); compare "
+          "the arithmetic measure instead (map, bpref) or read trec_eval's summary",
+    "count": "counts queries; it has no per-query value to compare",
+    "none": "is text, not a number",
+    "runid": "is the run's id, not a per-query value",
+}
+
+
+def check_measures(measures: Sequence[str]) -> None:
+    """Raise :class:`InvalidParameterError` for a measure a paired comparison cannot use
+    (see the module docstring); unknown names raise the registry's did-you-mean error."""
+    from onlineeval.offline.api import parse_measure
+
+    for name in measures:
+        kind = getattr(parse_measure(name).measure, "summary", "mean")
+        if kind in _REFUSED:
+            raise InvalidParameterError(
+                f"measure {name!r} {_REFUSED[kind]}; a paired comparison needs a numeric "
+                "per-query measure that trec_eval averages or totals, e.g. ndcg@10, map, P@10"
+            )
+
+
 def per_query_scores(qrels: object, run: object, measures: Sequence[str]) -> pd.DataFrame:
     """Per-query scores of ``run`` (index: qid as text), one column per measure value.
 
@@ -231,6 +272,7 @@ def per_query_scores(qrels: object, run: object, measures: Sequence[str]) -> pd.
     """
     from onlineeval.offline import evaluate
 
+    check_measures(measures)
     pq = evaluate(qrels, run, list(measures), per_query=True, complete=True)
     pq = pq.set_index("qid")
     pq.index = pq.index.astype(str)
@@ -292,11 +334,17 @@ def compare_scores(base: pd.DataFrame, others: Mapping[str, pd.DataFrame], test:
                    n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """:func:`compare` on per-query scores already computed (e.g. by
     :func:`per_query_scores`): ``base`` and each of ``others`` are indexed by qid with one
-    column per measure. A qid missing from one side scores 0 there (trec_eval -c)."""
+    column per measure. A qid missing from one side scores 0 there, trec_eval -c's value for
+    a query without results on every measure of the ranking; :func:`per_query_scores` gives
+    every judged query its exact trec_eval -c value, so nothing is filled in for its frames.
+    Progress (runs × measures tests) shows on a TTY."""
     _check(test, alpha, correction)
     test = PAIRED_TESTS.canonical(test)
+    if not len(base.columns):
+        raise InvalidParameterError("compare_scores: the baseline scores have no measure column")
     conf = 1 - alpha if confidence is None else confidence
     rows: list[dict[str, Any]] = []
+    bar = Progress(f"paired {test} tests", len(others) * len(base.columns))
     for name, other in others.items():
         qids = base.index.union(other.index)
         a_scores, b_scores = base.reindex(qids).fillna(0.0), other.reindex(qids).fillna(0.0)
@@ -314,6 +362,8 @@ def compare_scores(base: pd.DataFrame, others: Mapping[str, pd.DataFrame], test:
                 "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value,
                 "effect_size": r.effect_size, "test": r.test,
             })
+            bar.update()
+    bar.close()
     out = pd.DataFrame(rows)
     out["p_adjusted"] = adjust(out["p_value"].to_numpy(), correction)
     out["significant"] = out["p_adjusted"] < alpha

@@ -199,18 +199,22 @@ def prepare(qrels: Any, run: Any, relevance_level: int = 1, max_results: int | N
     -----
     Everything after reading is integer work on numpy arrays: qids and docnos are dictionary
     encoded, ranked by byte order, the run is joined to the qrels on packed (query, docno)
-    keys and sorted once on a packed (query, score rank, docno rank) key.
+    keys and sorted within each query by score, docno.
     """
     if max_results is not None and int(max_results) < 0:
         raise InvalidParameterError(f"max_results must be >= 0, got {max_results}")
-    q = load_qrels(qrels)
-    r = load_run(run)
-    return _prepare(q, r, int(relevance_level), max_results, complete, keep_docnos)
+    # no local references: _prepare frees the run's strings as soon as they are encoded
+    return _prepare(load_qrels(qrels), load_run(run), int(relevance_level), max_results,
+                    complete, keep_docnos)
 
 
 def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, complete: bool,
              keep_docnos: bool) -> Ranked:
     strings = _Strings.for_columns(q, r)
+    run_qid, run_docno, score = r.qid, r.docno, r.value
+    run_name, runid = r.name, r.runid
+    del r  # the caller keeps no reference: the run's text columns go once encoded
+
     # ---- judged queries, in byte order of qid
     qcode, quniq = strings.encode(q.qid)
     qrank = strings.byte_rank(quniq)
@@ -232,6 +236,7 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
             f"query {strings.item(q.qid, row)!r}; trec_eval refuses duplicate judgments too. "
             f"Keep one judgment per (qid, docno)."
         )
+    del jkey, jsort, dcode_q, duniq_q
 
     # ---- judged documents per grade
     judged = q.value >= 0
@@ -240,65 +245,82 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
                              minlength=n_q * n_levels).reshape(n_q, n_levels).astype(np.int64)
 
     # ---- run rows of judged queries
-    rq = strings.lookup(r.qid, quniq)
+    rq = strings.lookup(run_qid, quniq)
     in_q = rq >= 0
     ignored = 0
     if not in_q.all():
-        ignored = len(np.unique(strings.to_object(strings.take(r.qid, ~in_q))))
-    run_docno = strings.take(r.docno, in_q) if not in_q.all() else r.docno
-    qi = qrank[rq[in_q]]
-    score = r.value[in_q]
+        ignored = len(np.unique(strings.to_object(strings.take(run_qid, ~in_q))))
+        run_docno = strings.take(run_docno, in_q)
+        score = score[in_q]
+        rq = rq[in_q]
+    del run_qid, in_q
+    small = np.int32 if n_q < 2**31 else np.int64
+    qi = qrank[rq].astype(small)
+    del rq
     dcode, duniq = strings.encode(run_docno)
+    del run_docno
     drank_u = strings.byte_rank(duniq)
-    drank = drank_u[dcode]
     n_d = max(len(drank_u), 1)
+    drank = drank_u[dcode].astype(np.int32 if n_d < 2**31 else np.int64)
+    del dcode
 
     # ---- relevance of each run row: join on packed (query, docno) keys
-    rkey = qi * n_d + drank
+    rkey = qi.astype(np.int64) * n_d + drank
     by_key = np.argsort(rkey, kind="stable")
     rsorted = rkey[by_key]
+    del rkey
     qd = strings.lookup(q.docno, duniq)
     has = qd >= 0
     qkey = qi_q[has] * n_d + drank_u[qd[has]]
     grade = q.value[has]
-    rel = np.full(len(rkey), NONPOOL, dtype=np.int64)
+    rel = np.full(len(rsorted), NONPOOL, dtype=np.int64)
     if len(rsorted) and len(qkey):
         at = np.minimum(np.searchsorted(rsorted, qkey), len(rsorted) - 1)
         hit = rsorted[at] == qkey
         rel[by_key[at[hit]]] = np.where(grade[hit] < 0, UNJUDGED, grade[hit])
+        del at, hit
+    del qd, has, qkey, grade
+    dup_at = np.flatnonzero(rsorted[1:] == rsorted[:-1])
+    dup_pairs = (by_key[dup_at], by_key[dup_at + 1], rsorted[dup_at]) if len(dup_at) else None
+    del rsorted, dup_at
 
     # ---- rank: query asc, score desc, docno desc (byte order)
     order = _rank_order(qi, score, drank, n_q, n_d, by_key)
-    qi, score, rel, drank = qi[order], score[order], rel[order], drank[order]
+    del by_key
     counts = np.bincount(qi, minlength=n_q).astype(np.int64)
+    score, rel = score[order], rel[order]
+    drank_sorted = drank[order] if keep_docnos else None
     starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
-    pos = np.arange(len(qi), dtype=np.int64) - np.repeat(starts, counts)
+    pos = np.arange(len(order), dtype=np.int64) - np.repeat(starts, counts)
 
     # ---- duplicates in the run (trec_eval checks the documents it keeps, after -M)
-    dup_at = np.flatnonzero(rsorted[1:] == rsorted[:-1])
-    if len(dup_at):
+    if dup_pairs is not None:
+        a, b, keys = dup_pairs
         rank_of = np.empty(len(order), dtype=np.int64)
         rank_of[order] = pos
-        a, b = by_key[dup_at], by_key[dup_at + 1]
         limit = np.iinfo(np.int64).max if max_results is None else int(max_results)
         bad = (rank_of[a] < limit) & (rank_of[b] < limit)
         if bad.any():
-            row_a = a[bad][0]
-            key = rsorted[dup_at[bad][0]]
-            count = int((rsorted == key).sum())
-            qrow = int(np.flatnonzero(in_q)[row_a])
+            row = a[bad][0]
+            count = int(np.count_nonzero((drank == drank[row]) & (qi == qi[row])))
+            uniq_index = int(np.argsort(drank_u)[drank[row]])
+            docno_text = str(strings.to_object(strings.take_index(duniq, uniq_index))[0])
             raise InputError(
-                f"{r.name}: document {strings.item(r.docno, qrow)!r} is listed {count} times "
-                f"for query {strings.item(r.qid, qrow)!r}; trec_eval stops with 'duplicate "
-                f"docs' on such a run. Keep one line per (qid, docno), e.g. the highest score."
+                f"{run_name}: document {docno_text!r} is listed {count} times for query "
+                f"{qids[qi[row]]!r}; trec_eval stops with 'duplicate docs' on such a run. "
+                f"Keep one line per (qid, docno), e.g. the one with the highest score."
             )
+    del order, qi, drank
 
-    docno = strings.to_object(duniq)[np.argsort(drank_u)][drank] if keep_docnos else None
+    docno = None
+    if keep_docnos:
+        docno = strings.to_object(duniq)[np.argsort(drank_u)][drank_sorted]
     if max_results is not None:
         keep = pos < int(max_results)
-        qi, score, rel = qi[keep], score[keep], rel[keep]
+        score, rel = score[keep], rel[keep]
         docno = docno[keep] if docno is not None else None
         counts = np.minimum(counts, int(max_results))
+    del pos
 
     in_run = counts > 0
     if complete:
@@ -317,7 +339,7 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
         keep_q = in_run
     if not keep_q.any():
         raise InputError(
-            f"no query has both judgments in {q.name} and results in {r.name} "
+            f"no query has both judgments in {q.name} and results in {run_name} "
             f"(trec_eval: 'No queries with both results and relevance info'); check that "
             f"the qids match"
         )
@@ -327,7 +349,7 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return Ranked(
         qids=qids, offsets=offsets, rel=rel, score=score, rel_levels=rel_levels,
-        relevance_level=level, missing=missing, runid=r.runid, n_qrels_queries=n_q,
+        relevance_level=level, missing=missing, runid=runid, n_qrels_queries=n_q,
         ignored_run_queries=int(ignored), docno=docno,
     )
 
@@ -387,6 +409,8 @@ class _Strings:
 
     def _arr(self, col: Any) -> Any:
         if self.arrow:
+            if isinstance(col, self.pa.ChunkedArray) and col.num_chunks == 1:
+                return col.chunk(0)
             if isinstance(col, self.pa.ChunkedArray | self.pa.Array):
                 return col
             return self.pa.array(np.asarray(col, dtype=object), type=self.pa.string())
@@ -395,14 +419,18 @@ class _Strings:
         return np.asarray(col.to_pylist(), dtype=object)
 
     def encode(self, col: Any) -> tuple[np.ndarray, Any]:
+        """(int codes, distinct values) of a string column."""
         col = self._arr(col)
         if self.arrow:
-            enc = self.pc.dictionary_encode(col)
+            enc = col if self._is_dict(col) else self.pc.dictionary_encode(col)
             if isinstance(enc, self.pa.ChunkedArray):
                 enc = enc.combine_chunks()  # unifies the chunks' dictionaries
-            return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+            return enc.indices.to_numpy(zero_copy_only=False), enc.dictionary
         codes, uniq = pd.factorize(col)
-        return codes.astype(np.int64), np.asarray(uniq, dtype=object)
+        return codes, np.asarray(uniq, dtype=object)
+
+    def _is_dict(self, col: Any) -> bool:
+        return isinstance(col, self.pa.DictionaryArray)
 
     def byte_rank(self, uniq: Any) -> np.ndarray:
         if self.arrow:
@@ -414,17 +442,26 @@ class _Strings:
         return rank
 
     def lookup(self, col: Any, uniq: Any) -> np.ndarray:
+        """Index of each value of ``col`` in ``uniq``; -1 where absent."""
         col = self._arr(col)
         if self.arrow:
+            if self._is_dict(col):  # look up the distinct values only
+                per_value = self.pc.index_in(col.dictionary, value_set=uniq)
+                per_value = self.pc.fill_null(per_value, -1).to_numpy(zero_copy_only=False)
+                return per_value[col.indices.to_numpy(zero_copy_only=False)]
             idx = self.pc.index_in(col, value_set=uniq)
-            return self.pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return pd.Index(uniq).get_indexer(col).astype(np.int64)
+            return self.pc.fill_null(idx, -1).to_numpy(zero_copy_only=False)
+        return pd.Index(uniq).get_indexer(col)
 
     def take(self, col: Any, mask: np.ndarray) -> Any:
         col = self._arr(col)
         if self.arrow:
             return col.filter(self.pa.array(mask))
         return col[mask]
+
+    def take_index(self, col: Any, i: int) -> Any:
+        col = self._arr(col)
+        return col.take(self.pa.array([int(i)])) if self.arrow else col[[int(i)]]
 
     def to_object(self, col: Any) -> np.ndarray:
         col = self._arr(col)

@@ -134,7 +134,8 @@ def read_run(source: Any) -> pd.DataFrame:
 class Columns:
     """The columns the engine needs, without building pandas objects for big files.
 
-    ``qid`` and ``docno`` are pyarrow arrays (fast path) or numpy object arrays of str;
+    ``qid`` and ``docno`` are pyarrow dictionary arrays (fast path) or numpy object arrays of
+    str;
     ``value`` is float64 scores (runs) or int64 grades (qrels).
     """
 
@@ -219,20 +220,26 @@ def _fast_read(path: Path, kind: str) -> Columns | None:
     if values.null_count:
         return None
     other_ws = "[\\t\\v\\f\\r]" if delim == " " else "[ \\v\\f\\r]"
+    encoded = []
     for text in cols[:2]:
-        # A comment line, an empty field or whitespace the line scanner would split on: let
-        # the scanner decide. Checked on the distinct values, which is much cheaper.
-        uniq = pc.unique(text)
+        # Dictionary-encode once (the engine needs the codes anyway) and validate the distinct
+        # values: a comment line, an empty field or whitespace the line scanner would split
+        # on means the line scanner decides.
+        enc = pc.dictionary_encode(text).combine_chunks()
+        uniq = enc.dictionary
         if (pc.any(pc.starts_with(uniq, "#")).as_py()
                 or pc.any(pc.equal(pc.binary_length(uniq), 0)).as_py()
                 or pc.any(pc.match_substring_regex(uniq, other_ws)).as_py()):
             return None
+        encoded.append(enc)
+    del table, cols
     arr = values.to_numpy()
     if kind == "run":
         if np.isnan(arr).any():
             return None
-        return Columns(cols[0], cols[1], arr.astype(np.float64), str(path), _last_runid(path))
-    return Columns(cols[0], cols[1], arr.astype(np.int64), str(path))
+        return Columns(encoded[0], encoded[1], arr.astype(np.float64, copy=False), str(path),
+                       _last_runid(path))
+    return Columns(encoded[0], encoded[1], arr.astype(np.int64, copy=False), str(path))
 
 
 def _fast_delimiter(path: Path, n_fields: int) -> str | None:

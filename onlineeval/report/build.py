@@ -124,8 +124,10 @@ class _LogCache:
         return out
 
 
-def _context(exp: Experiment, what: str, exc: OnlineEvalError) -> InputError:
-    return InputError(f"experiment {exp.name!r}: {what}: {exc}")
+def _context(exp: Experiment, what: str, exc: OnlineEvalError,
+             study: Study | None = None) -> InputError:
+    where = f"{study.path.name}: " if study is not None else ""
+    return InputError(f"{where}experiment {exp.name!r}: {what}: {exc}")
 
 
 def _offline(study: Study, exp: Experiment,
@@ -191,7 +193,7 @@ def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
     df = df[(df["team_a"] == exp.treatment_team) & (df["team_b"] == exp.control_team)]
     if len(df) != 1:
         raise InputError(
-            f"experiment {exp.name!r}: the interleaving logs have no comparison of team "
+            "the interleaving logs have no comparison of team "
             f"{exp.treatment_team!r} (treatment) with team {exp.control_team!r} (control) in "
             f"experiment {exp.interleaving_experiment!r}; set treatment_team / control_team "
             "in the study file to the results.team names"
@@ -249,7 +251,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
     try:
         offline, pq = _offline(study, exp, cache)
     except OnlineEvalError as exc:
-        raise _context(exp, "offline comparison", exc) from None
+        raise _context(exp, "offline comparison", exc, study) from None
     out = ExperimentReadout(exp, offline, per_query=pq)
     offline_pq = pq.set_index("qid")["delta"]
     if exp.ab_logs is not None:
@@ -263,7 +265,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
             else:
                 out.notes.append("no position CTR: the A/B logs have no results table")
         except OnlineEvalError as exc:
-            raise _context(exp, f"A/B readout of {exp.ab_logs}", exc) from None
+            raise _context(exp, f"A/B readout of {exp.ab_logs}", exc, study) from None
     else:
         out.notes.append("no A/B logs in the study for this experiment")
     if exp.interleaving_logs is not None:
@@ -274,8 +276,9 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
                              for w in out.interleaving.attrs.get("warnings", []))
             pqi = _per_query_interleaving(exp, logs)
         except OnlineEvalError as exc:
-            err = _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc)
-            if "team" in str(exc):
+            err = _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
+                           study)
+            if "team" in str(exc) and "treatment_team" not in str(exc):
                 err = InputError(f"{err} — the teams are the logs' results.team names: set "
                                  "control_team / treatment_team of this experiment in the "
                                  "study file")

@@ -75,7 +75,7 @@ class ClickModel:
     ``median_s = sat_dwell_median_s`` (default 90 s) for a satisfying click and
     ``unsat_dwell_median_s`` (default 10 s) otherwise, capped at ``max_dwell_s`` (so that a
     click never opens a gap of 30 minutes inside a session). With the defaults about 99% of
-    satisfying clicks and about 3% of other clicks dwell at least 30 s.
+    satisfying clicks and about 1.4% of other clicks dwell at least 30 s.
 
     The per-user propensity ``b`` is the random effect that makes users differ (drawn by the
     traffic generator from ``Normal(0, propensity_sd)``).

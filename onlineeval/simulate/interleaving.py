@@ -234,20 +234,23 @@ class _QueryLists:
 def simulate_outcomes(
     collection: Collection, run_a: Run, run_b: Run, n_pages: int,
     rng: np.random.Generator, *, click_model: ClickModel | None = None, k: int = 10,
-    propensity_sd: float = 0.8, pages_per_user: int = 1,
+    propensity_sd: float = 0.8, pages_per_user: int = 1, users: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Credit of each team on ``n_pages`` simulated interleaved pages (fast, no logs).
 
     Each page: a topic drawn by the collection's popularity, a merged list drawn from the
     exact team-draft distribution of the two rankers' top ``k`` (same as sampling the coin
     flips), clicks from ``click_model.simulate_batch`` with the user's propensity
-    ``Normal(0, propensity_sd)``. Pages ``i`` belong to user ``i // pages_per_user``.
+    ``Normal(0, propensity_sd)``. Page ``i`` belongs to user ``i // pages_per_user``, or to
+    ``users[i]`` when given (integer codes 0..U-1, one per page).
 
     Returns arrays ``user``, ``topic`` (index into ``collection.qids``), ``credit_a``,
     ``credit_b`` and ``clicks`` (clicked results per page).
     """
     if n_pages < 0 or pages_per_user < 1:
         raise InvalidParameterError("need n_pages >= 0 and pages_per_user >= 1")
+    if users is not None and (np.shape(users) != (n_pages,) or (n_pages and np.min(users) < 0)):
+        raise InvalidParameterError("users must hold one non-negative user code per page")
     model = click_model or DEFAULT_CLICK_MODEL
     lists = _QueryLists(collection, run_a, run_b, k)
     topic = rng.choice(len(collection.qids), size=n_pages, p=collection.popularity)
@@ -258,8 +261,9 @@ def simulate_outcomes(
         pick = rng.choice(len(lists.probs[q]), size=rows.size, p=lists.probs[q])
         grades[rows] = lists.grades[q][pick]
         is_a[rows] = lists.is_a[q][pick]
-    user = np.arange(n_pages) // pages_per_user
-    propensity = rng.normal(0.0, propensity_sd, size=int(user[-1]) + 1 if n_pages else 0)
+    user = (np.arange(n_pages) // pages_per_user if users is None
+            else np.asarray(users, dtype=np.int64))
+    propensity = rng.normal(0.0, propensity_sd, size=int(user.max()) + 1 if n_pages else 0)
     clicked, _, _ = model.simulate_batch(grades, rng, propensity[user] if n_pages else 0.0)
     present = grades >= 0
     return {

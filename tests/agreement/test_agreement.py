@@ -132,7 +132,8 @@ def test_bad_tables(tmp_path):
         onlineeval.agreement(p)
     with pytest.raises(SchemaError, match="both p-value columns"):
         onlineeval.agreement(table([1.0], [2.0]).assign(offline_p=[0.1]))
-    with pytest.raises(SchemaError, match="outside"):
+    with pytest.raises(SchemaError, match=r"table row 0: column 'offline_p' must be a p-value "
+                                          r"in \[0, 1\], got 1.5"):
         onlineeval.agreement(table([1.0], [2.0], [1.5], [0.1]))
     with pytest.raises(InputError, match="does not exist"):
         onlineeval.agreement(tmp_path / "nope.csv")
@@ -210,6 +211,9 @@ def test_per_query_agreement():
     assert r["kendall_tau"] == pytest.approx(stats.kendalltau(x, y).statistic)
     with pytest.raises(InputError, match="more than once"):
         per_query_agreement(pd.Series([1.0, 2.0], index=["a", "a"]), on)
+    with pytest.raises(InputError, match=r"online per-query value of query 'q2' is not a "
+                                         r"number: 'x'"):
+        per_query_agreement(off, {"q1": 1.0, "q2": "x"})
 
 
 @pytest.mark.parametrize("first", ["import onlineeval", "import onlineeval.agreement.core"])
@@ -223,3 +227,46 @@ def test_onlineeval_agreement_is_callable_whatever_was_imported_first(first):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "3"
+
+
+@pytest.mark.parametrize("text,message", [
+    # more fields than the header: pandas would silently turn the first into an index
+    ("experiment,offline_delta,online_delta\na,0.1,0.2\nb,0.1,0.2,9\n",
+     r"exp.csv line 3: 4 field\(s\), but the header has 3"),
+    ("experiment,offline_delta,online_delta\na,0.1\n",
+     r"exp.csv line 2: 2 field\(s\), but the header has 3"),
+    ("experiment,offline_delta,online_delta,offline_p,online_p\na,0.1,0.2,0.01,0.5\n"
+     "b,0.1,0.2,0.2,-0.1\n", r"exp.csv line 3: column 'online_p' must be a p-value in \[0, 1\], "
+                             r"got -0.1"),
+    ("experiment,offline_delta,online_delta\na,0.1,0.2\nb,0.3,0.1\na,0.2,0.2\n",
+     r"experiment 'a' appears more than once \(.*exp.csv line 2, .*exp.csv line 4\)"),
+    ("experiment,offline_delta,offline_delta\na,1,2\n",
+     r"exp.csv line 1: the header names column\(s\) \['offline_delta'\] twice"),
+    ("", r"exp.csv: the file is empty"),
+    ("experiment,offline_delta,online_delta\n\n", r"exp.csv: the header has no rows"),
+])
+def test_csv_errors_name_file_line_and_column(tmp_path, text, message):
+    p = tmp_path / "exp.csv"
+    p.write_text(text)
+    with pytest.raises(InputError, match=message):
+        onlineeval.agreement(p)
+
+
+def test_csv_line_numbers_count_blank_lines_and_quoted_commas(tmp_path):
+    p = tmp_path / "exp.csv"
+    p.write_text('experiment,offline_delta,online_delta\n"a, the first",0.1,0.2\n\n'
+                 "b,0.2,zz\n")
+    with pytest.raises(SchemaError, match=r"exp.csv line 4: column 'online_delta'.*'zz'"):
+        onlineeval.agreement(p)
+    p.write_text('experiment,offline_delta,online_delta\n"a, the first",0.1,0.2\n\n'
+                 "b,0.2,-0.1\nc,,0.3\n")
+    r = onlineeval.agreement(p)
+    assert r.experiments["experiment"].tolist() == ["a, the first", "b"]
+    assert r.excluded == ["c"] and (r.stats["n_agree"], r.stats["n_disagree"]) == (1, 1)
+
+
+def test_rows_without_a_name_are_named_by_their_line(tmp_path):
+    p = tmp_path / "exp.csv"
+    p.write_text("offline_delta,online_delta\n0.1,0.2\n,0.3\n")
+    r = onlineeval.agreement(p)
+    assert r.excluded == [f"{p} line 3"]

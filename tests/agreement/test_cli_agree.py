@@ -35,3 +35,19 @@ def test_agree_bad_file_is_one_line_error(tmp_path, capsys):
     assert main(["agree", str(p)]) == 2
     err = capsys.readouterr().err
     assert "missing column" in err and "offline_delta" in err and "Traceback" not in err
+
+
+def test_agree_with_custom_column_names(tmp_path, capsys):
+    p = tmp_path / "mine.csv"
+    p.write_text("pair,d_ndcg,d_il,p_off,p_il\nx,0.2,0.1,0.01,0.02\ny,-0.1,0.05,0.03,0.9\n")
+    assert main(["agree", str(p), "--offline", "d_ndcg", "--online", "d_il", "--offline-p",
+                 "p_off", "--online-p", "p_il", "--experiment", "pair", "--format",
+                 "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [e["experiment"] for e in out["experiments"]] == ["x", "y"]
+    assert [e["decision"] for e in out["experiments"]] == [
+        "both significant, same direction", "only offline significant"]
+    assert main(["agree", str(p), "--offline", "d_ndcg", "--online", "d_il",
+                 "--offline-p", "nope", "--online-p", "p_il"]) == 2
+    err = capsys.readouterr().err
+    assert "missing column" in err and "'nope'" in err

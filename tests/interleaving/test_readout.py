@@ -65,6 +65,8 @@ def test_team_a_argument_flips_the_pair(logs):
     assert (row.team_a, row.team_b, row.wins_a, row.wins_b) == ("y", "x", 1, 3)
     assert row.delta_ab == pytest.approx(-ref.delta_ab)
     assert row.share_a == pytest.approx(1 - ref.share_a)
+    # same bootstrap draws whichever team is A: the interval is mirrored
+    assert (row.ci_low, row.ci_high) == pytest.approx((-ref.ci_high, -ref.ci_low))
     with pytest.raises(InvalidParameterError, match="not a team"):
         interleaving_readout(logs, "e1", team_a="zzz")
 

@@ -36,11 +36,13 @@ def _wins(out: dict[str, np.ndarray], shape: tuple[int, int]) -> tuple[np.ndarra
     return (a > b).sum(1), (b > a).sum(1), ((a == b) & (a > 0)).sum(1)
 
 
-def test_aa_false_positive_rate_is_within_the_binomial_bound_of_alpha(world):
+@pytest.mark.parametrize("pages_per_user", [1, 4])
+def test_aa_false_positive_rate_is_within_the_binomial_bound_of_alpha(world, pages_per_user):
+    # pages_per_user=4: users with their own click propensity see several pages each
     collection, runs = world
     experiments, pages = 1000, 600
     out = simulate_outcomes(collection, runs["mid"], runs["mid"], experiments * pages,
-                            np.random.default_rng(5))
+                            np.random.default_rng(5), pages_per_user=pages_per_user)
     wa, wb, _ = _wins(out, (experiments, pages))
     rejected = sum(sign_test(a, b) < ALPHA for a, b in zip(wa, wb, strict=True))
     # 99.9% two-sided binomial bound around alpha for 1000 independent A/A experiments

@@ -11,7 +11,6 @@ import pytest
 import onlineeval
 from onlineeval.errors import SchemaError
 from onlineeval.logs.casting import common_id_type
-from tests.logs.conftest import rows
 
 T = dt.datetime
 
@@ -83,7 +82,7 @@ def test_text_timestamps_with_offsets_are_converted_to_utc():
         (T(2024, 5, 1, 10, 0, 5),), (T(2024, 5, 1, 10, 30),)]
 
 
-def test_timezone_aware_and_nanosecond_timestamps():
+def test_timezone_aware_and_nanosecond_timestamps(rows):
     aware = pd.to_datetime(["2024-05-01 12:00:00+02:00", "2024-05-01 12:00:00+00:00"],
                            utc=True)
     logs = onlineeval.load_logs(searches=_searches(ts=aware), clicks=CLICKS)
@@ -93,7 +92,7 @@ def test_timezone_aware_and_nanosecond_timestamps():
     assert [r[2] for r in rows(logs, "searches")] == [T(2024, 5, 1, 12), T(2024, 5, 2)]
 
 
-def test_integer_ids_with_missing_values_arrive_as_floats():
+def test_integer_ids_with_missing_values_arrive_as_floats(rows):
     # pandas stores integer ids with a gap as float64; they must still join integer ids
     s = pd.DataFrame({"search_id": [1, 2, 3], "user_id": [10.0, np.nan, 11.0],
                       "ts": pd.to_datetime(["2024-01-01"] * 3)})
@@ -108,7 +107,7 @@ def test_integer_ids_with_missing_values_arrive_as_floats():
         onlineeval.load_logs(searches=s, clicks=bad)
 
 
-def test_id_types_are_unified_across_tables(tmp_path):
+def test_id_types_are_unified_across_tables(tmp_path, rows):
     # searches ids as integers (Parquet), clicks ids as text (CSV): joined as text
     s = pd.DataFrame({"search_id": np.array([1, 2], dtype="int32"), "user_id": [5, 6],
                       "ts": pd.to_datetime(["2024-01-01", "2024-01-02"])})
@@ -130,9 +129,31 @@ def test_common_id_type():
     assert common_id_type(["INTEGER", "BIGINT"]) == "BIGINT"
     assert common_id_type(["UBIGINT", "BIGINT"]) == "HUGEINT"
     assert common_id_type(["BIGINT", "VARCHAR"]) == "VARCHAR"
+    assert common_id_type(["BIGINT", "NULL"]) == "BIGINT"
+    assert common_id_type(["NULL"]) == "VARCHAR"
 
 
-def test_non_text_query_and_variant_become_text():
+def test_json_columns_without_any_value(tmp_path, tiny_dir, rows):
+    # JSON gives an all-null column the type NULL; it must still load with canonical types
+    (tmp_path / "clicks.jsonl").write_text(
+        '{"search_id": "s1", "rank": 1, "doc_id": null, "dwell_ms": null, "ts": null}\n'
+        '{"search_id": "s1", "rank": 2, "doc_id": null, "dwell_ms": null, "ts": null}\n')
+    logs = onlineeval.load_logs(searches=tiny_dir / "searches.csv",
+                                results=tiny_dir / "results.csv",
+                                clicks=tmp_path / "clicks.jsonl")
+    assert rows(logs, "clicks") == [("s1", 1, "d1", None, None), ("s1", 2, "d2", None, None)]
+    types = [t for _, t, *_ in logs.con.execute("DESCRIBE clicks").fetchall()]
+    assert types == ["VARCHAR", "INTEGER", "VARCHAR", "TIMESTAMP", "DOUBLE"]
+    (tmp_path / "searches.jsonl").write_text(
+        '{"search_id": "s1", "user_id": "u", "ts": "2024-01-01", "session_id": null}\n')
+    logs = onlineeval.load_logs(searches=tmp_path / "searches.jsonl",
+                                clicks=tmp_path / "clicks.jsonl")
+    types = dict((c, t) for c, t, *_ in logs.con.execute("DESCRIBE searches").fetchall())
+    assert types["session_id"] == "VARCHAR" and types["ts"] == "TIMESTAMP"
+    assert logs.has("searches", "session_id")
+
+
+def test_non_text_query_and_variant_become_text(rows):
     s = _searches(variant=[0, 1], query=[1.5, None])
     logs = onlineeval.load_logs(searches=s, clicks=CLICKS)
     assert [(r[4], r[6]) for r in rows(logs, "searches")] == [("1.5", "0"), (None, "1")]

@@ -100,3 +100,62 @@ def test_chunked_writing_gives_the_same_tables(tmp_path: Path, fmt: str, path: P
         if a.exists():
             ra, rb = con.read_parquet(str(a)), con.read_parquet(str(b))
             assert ra.types == rb.types and ra.fetchall() == rb.fetchall()
+
+
+def test_readme_convert_example_is_what_the_command_prints(tmp_path: Path, capsys) -> None:
+    """The README's `onlineeval convert` example, run for real (output dir renamed)."""
+    lines = (Path(__file__).resolve().parents[2] / "README.md").read_text(
+        encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.startswith("$ onlineeval convert --from yandex-wscd "))
+    end = lines.index("```", start)
+    argv = lines[start].removeprefix("$ onlineeval ").split()
+    assert argv[-1] == "/tmp/yx" and argv[-2] == "tests/data/yandex_wscd/testSample.head5000"
+    out = tmp_path / "yx"
+    assert main([*argv[:-2], str(YANDEX), str(out)]) == 0
+    printed = capsys.readouterr().out.replace(str(out), "/tmp/yx").splitlines()
+    assert printed == lines[start + 1:end]
+
+
+def test_writer_treats_column_names_with_quotes_and_sql_as_data(tmp_path: Path) -> None:
+    import duckdb
+    import pandas as pd
+
+    from onlineeval.logs.convert import LogTables, write_logs
+
+    odd = 'we"ird"); DROP TABLE searches; --'
+    searches = pd.DataFrame({"search_id": ["2", "1"], "user_id": ["u", "v"], odd: [7, 8]})
+    clicks = pd.DataFrame({"search_id": ["1"], "rank": [1]})
+    written = write_logs(LogTables(searches, pd.DataFrame(), clicks), tmp_path / "o")
+    assert set(written) == {"searches", "clicks"}
+    rel = duckdb.connect().read_parquet(str(written["searches"]))
+    assert rel.columns == ["search_id", "user_id", odd]
+    assert rel.fetchall() == [("1", "v", 8), ("2", "u", 7)]  # sorted by search_id
+
+
+class _FakeTTY:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture) -> None:
+    tty = _FakeTTY()
+    monkeypatch.setattr("sys.stderr", tty)
+    convert(YANDEX, tmp_path / "tty", "yandex-wscd")
+    assert "\rconverting yandex-wscd: pages: 1" in "".join(tty.parts)
+    monkeypatch.undo()
+    assert main(["convert", "--from", "aol", str(AOL), str(tmp_path / "quiet"),
+                 "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out.startswith("{")

@@ -10,7 +10,6 @@ import pytest
 
 import onlineeval
 from onlineeval.errors import InvalidParameterError, StrictModeError
-from tests.logs.conftest import rows
 
 T = dt.datetime
 
@@ -49,7 +48,7 @@ def test_tiny_exclusion_counts_are_exact(tiny_dir):
         assert logs.con.execute(f"SELECT count(*) FROM {t}").fetchall() == [(n,)]
 
 
-def test_tiny_clean_views(tiny_dir):
+def test_tiny_clean_views(tiny_dir, rows):
     logs = onlineeval.load_logs(tiny_dir)
     assert rows(logs, "searches") == [
         ("s1", "u1", T(2024, 5, 1, 10, 0), None, "q a", "e1", "control", 3),
@@ -142,7 +141,7 @@ def test_strict_mode_lists_counts_and_examples(tiny_dir):
     assert logs.report.excluded_total == 0
 
 
-def test_no_results_table():
+def test_no_results_table(rows):
     s = pd.DataFrame({"search_id": [1, 2], "user_id": [7, 7],
                       "ts": pd.to_datetime(["2024-01-01", "2024-01-02"])})
     c = pd.DataFrame({"search_id": [1, 1, 3], "rank": [1, 9, 1]})
@@ -160,7 +159,7 @@ def test_no_results_table():
     assert types["search_id"] == "BIGINT" and types["rank"] == "INTEGER"
 
 
-def test_n_results_given_is_kept_not_recounted():
+def test_n_results_given_is_kept_not_recounted(rows):
     s = pd.DataFrame({"search_id": ["a", "b"], "user_id": ["u", "u"],
                       "ts": pd.to_datetime(["2024-01-01", "2024-01-02"]),
                       "n_results": [10, 0]})
@@ -175,7 +174,7 @@ def test_n_results_given_is_kept_not_recounted():
     assert not logs.has("clicks", "rank")
 
 
-def test_doc_only_click_on_doc_shown_twice_gets_its_best_rank():
+def test_doc_only_click_on_doc_shown_twice_gets_its_best_rank(rows):
     s = pd.DataFrame({"search_id": ["a"], "user_id": ["u"], "ts": [pd.Timestamp("2024-01-01")]})
     r = pd.DataFrame({"search_id": ["a", "a", "a"], "rank": [1, 2, 3], "doc_id": ["x", "y", "x"]})
     c = pd.DataFrame({"search_id": ["a", "a"], "doc_id": ["x", "z"]})
@@ -184,7 +183,7 @@ def test_doc_only_click_on_doc_shown_twice_gets_its_best_rank():
     assert logs.report.excluded == {("clicks", "not_on_page"): 1}
 
 
-def test_duplicate_ranks_above_63_are_found_exactly():
+def test_duplicate_ranks_above_63_are_found_exactly(rows):
     # ranks > 63 fall outside the per-search bitmask; the exact check must still count them
     s = pd.DataFrame({"search_id": ["a", "b"], "user_id": ["u", "u"],
                       "ts": pd.to_datetime(["2024-01-01", "2024-01-02"])})

@@ -7,10 +7,9 @@ import pytest
 
 import onlineeval
 from onlineeval.errors import SchemaError
-from tests.logs.conftest import rows, tiny_frames
 
 
-def _renamed():
+def _renamed(tiny_frames):
     """The tiny log with the names a foreign log might use."""
     f = tiny_frames()
     f["searches"] = f["searches"].rename(columns={"search_id": "qid", "user_id": "uid",
@@ -20,40 +19,40 @@ def _renamed():
     return f
 
 
-def _expected(tiny_dir):
+def _expected(tiny_dir, rows):
     logs = onlineeval.load_logs(tiny_dir)
     return {t: rows(logs, t) for t in ("searches", "results", "clicks")}, logs.report.excluded
 
 
-def _got(logs):
+def _got(logs, rows):
     return ({t: rows(logs, t) for t in ("searches", "results", "clicks")}, logs.report.excluded)
 
 
-def test_per_table_mapping(tiny_dir):
+def test_per_table_mapping(tiny_dir, rows, tiny_frames):
     columns = {
         "searches": {"qid": "search_id", "uid": "user_id", "time": "ts", "arm": "variant"},
         "results": {"qid": "search_id", "pos": "rank"},
         "clicks": {"qid": "search_id", "pos": "rank", "time": "ts"},
     }
-    logs = onlineeval.load_logs(**_renamed(), columns=columns)
-    assert _got(logs) == _expected(tiny_dir)
+    logs = onlineeval.load_logs(**_renamed(tiny_frames), columns=columns)
+    assert _got(logs, rows) == _expected(tiny_dir, rows)
     assert logs.has("searches", "variant") and logs.has("clicks", "ts")
 
 
-def test_flat_mapping_applies_to_every_table_with_the_column(tiny_dir):
+def test_flat_mapping_applies_to_every_table_with_the_column(tiny_dir, rows, tiny_frames):
     columns = {"qid": "search_id", "uid": "user_id", "time": "ts", "arm": "variant",
                "pos": "rank"}
-    logs = onlineeval.load_logs(**_renamed(), columns=columns)
-    assert _got(logs) == _expected(tiny_dir)
+    logs = onlineeval.load_logs(**_renamed(tiny_frames), columns=columns)
+    assert _got(logs, rows) == _expected(tiny_dir, rows)
 
 
-def test_mapping_to_none_drops_a_column(tiny_dir):
+def test_mapping_to_none_drops_a_column(tiny_dir, rows):
     logs = onlineeval.load_logs(tiny_dir, columns={"clicks": {"dwell_ms": None}})
     assert not logs.has("clicks", "dwell_ms")
     assert {r[4] for r in rows(logs, "clicks")} == {None}
 
 
-def test_mapping_naming_a_missing_column_names_file_and_column(tiny_dir):
+def test_mapping_naming_a_missing_column_names_file_and_column(tiny_dir, tiny_frames):
     with pytest.raises(SchemaError) as err:
         onlineeval.load_logs(tiny_dir, columns={"searches": {"sid": "search_id"}})
     msg = str(err.value)
@@ -62,7 +61,7 @@ def test_mapping_naming_a_missing_column_names_file_and_column(tiny_dir):
     with pytest.raises(SchemaError, match="no table has a column 'quid'"):
         onlineeval.load_logs(tiny_dir, columns={"quid": "search_id"})
     with pytest.raises(SchemaError, match=r"did you mean 'qid'\?"):
-        onlineeval.load_logs(**_renamed(), columns={"searches": {"qidd": "search_id"}})
+        onlineeval.load_logs(**_renamed(tiny_frames), columns={"searches": {"qidd": "search_id"}})
 
 
 def test_mapping_to_a_non_canonical_name(tiny_dir):
@@ -97,9 +96,9 @@ def test_malformed_mappings():
         onlineeval.load_logs(searches=s, clicks=c, columns={"search_id": 3})
 
 
-def test_missing_required_column_suggests_a_mapping(tiny_dir):
+def test_missing_required_column_suggests_a_mapping(tiny_dir, tiny_frames):
     with pytest.raises(SchemaError) as err:
-        onlineeval.load_logs(**_renamed())
+        onlineeval.load_logs(**_renamed(tiny_frames))
     msg = str(err.value)
     assert "DataFrame searches=: the searches table lacks required column(s) 'search_id', " \
            "'user_id'" in msg
@@ -141,3 +140,21 @@ def test_extra_columns_only_kept_in_searches_and_never_shadow_other_tables():
     assert [r[0] for r in logs.con.execute("DESCRIBE clicks").fetchall()] == [
         "search_id", "rank", "doc_id", "ts", "dwell_ms"]
     assert logs.has("searches", "country") and not logs.has("clicks", "user_id")
+
+
+def test_column_names_differing_only_in_case_are_matched():
+    s = pd.DataFrame({"Search_ID": ["a"], "USER_ID": ["u"], "Ts": [pd.Timestamp("2024-01-01")],
+                      "Query": ["shoes"], "Country": ["de"]})
+    c = pd.DataFrame({"search_id": ["a"], "Rank": [1]})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    assert logs.con.execute("SELECT search_id, user_id, query, country FROM searches").fetchall() \
+        == [("a", "u", "shoes", "de")]
+    assert logs.has("searches", "query") and logs.has("clicks", "rank")
+    assert logs.extra_columns("searches") == ("Country",)
+    # a mapped column may not collide with another spelling of its target
+    with pytest.raises(SchemaError, match="both 'Search_ID' and 'Query' would become searches "
+                                          r"column 'search_id' \(SQL names ignore case\)"):
+        onlineeval.load_logs(searches=s, clicks=c, columns={"searches": {"Query": "search_id"}})
+    with pytest.raises(SchemaError, match="has columns 'Query' and 'query', which SQL cannot "
+                                          "tell apart"):
+        onlineeval.load_logs(searches=s.assign(query=["boots"]), clicks=c)

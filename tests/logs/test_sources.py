@@ -11,7 +11,6 @@ import pytest
 import onlineeval
 from onlineeval.errors import LogFormatError, SchemaError
 from onlineeval.logs.sources import file_format
-from tests.logs.conftest import rows, tiny_frames
 
 TABLES = ("searches", "results", "clicks")
 
@@ -42,28 +41,28 @@ def _write(frames, directory, fmt):
             raise AssertionError(fmt)
 
 
-def _snapshot(logs):
+def _snapshot(logs, rows):
     return ({t: rows(logs, t) for t in TABLES}, logs.report.rows_read, logs.report.excluded)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "csv.gz", "tsv", "parquet", "jsonl", "parts"])
-def test_every_format_gives_identical_views(tmp_path, tiny_dir, fmt):
-    expected = _snapshot(onlineeval.load_logs(tiny_dir))
+def test_every_format_gives_identical_views(tmp_path, tiny_dir, fmt, tiny_frames, rows):
+    expected = _snapshot(onlineeval.load_logs(tiny_dir), rows)
     _write(tiny_frames(), tmp_path / fmt, fmt)
-    assert _snapshot(onlineeval.load_logs(tmp_path / fmt)) == expected
+    assert _snapshot(onlineeval.load_logs(tmp_path / fmt), rows) == expected
 
 
-def test_dataframes_and_single_paths_and_globs(tmp_path, tiny_dir):
-    expected = _snapshot(onlineeval.load_logs(tiny_dir))
+def test_dataframes_and_single_paths_and_globs(tmp_path, tiny_dir, tiny_frames, rows):
+    expected = _snapshot(onlineeval.load_logs(tiny_dir), rows)
     frames = tiny_frames()
-    assert _snapshot(onlineeval.load_logs(**frames)) == expected
+    assert _snapshot(onlineeval.load_logs(**frames), rows) == expected
     _write(frames, tmp_path / "parts", "parts")
     by_glob = onlineeval.load_logs(
         searches=str(tmp_path / "parts" / "searches" / "part-*.parquet"),
         results=tmp_path / "parts" / "results",
         clicks=tiny_dir / "clicks.csv",
     )
-    assert _snapshot(by_glob) == expected
+    assert _snapshot(by_glob, rows) == expected
 
 
 def test_table_argument_overrides_the_directory(tiny_dir):
@@ -139,7 +138,7 @@ def test_empty_file_is_a_clear_error(tmp_path, tiny_dir, name):
         onlineeval.load_logs(tmp_path)
 
 
-def test_header_only_searches_is_an_error_but_header_only_clicks_is_fine(tmp_path, tiny_dir):
+def test_header_only_searches_is_an_error_but_header_only_clicks_is_fine(tmp_path, tiny_dir, rows):
     (tmp_path / "searches.csv").write_text("search_id,user_id,ts\n")
     shutil.copy(tiny_dir / "clicks.csv", tmp_path)
     with pytest.raises(SchemaError, match=r"searches\.csv: the searches table has no rows"):
@@ -166,7 +165,7 @@ def test_malformed_csv_names_the_file(tmp_path, tiny_dir):
         onlineeval.load_logs(tmp_path)
 
 
-def test_quotes_and_sql_in_paths_are_data(tmp_path, tiny_dir):
+def test_quotes_and_sql_in_paths_are_data(tmp_path, tiny_dir, tiny_frames):
     weird = tmp_path / """it's "x"; DROP TABLE searches; --"""
     weird.mkdir()
     for t in TABLES:
@@ -180,3 +179,30 @@ def test_quotes_and_sql_in_paths_are_data(tmp_path, tiny_dir):
     frames["searches"].to_parquet(bracket / "searches.parquet")
     frames["clicks"].to_parquet(bracket / "clicks.parquet")
     assert onlineeval.load_logs(bracket).report.rows_read == {"searches": 8, "clicks": 14}
+
+
+def test_broken_json_and_parquet_name_the_file(tmp_path, tiny_dir):
+    (tmp_path / "searches.jsonl").write_text(
+        '{"search_id": "a", "user_id": "u", "ts": "2024-01-01"}\n{"search_id": "b", "user_\n')
+    with pytest.raises(LogFormatError, match=r"searches\.jsonl: cannot read"):
+        onlineeval.load_logs(searches=tmp_path / "searches.jsonl", clicks=tiny_dir / "clicks.csv")
+    (tmp_path / "clicks.parquet").write_bytes(b"this is not parquet at all")
+    with pytest.raises(LogFormatError, match=r"clicks\.parquet: cannot read as parquet"):
+        onlineeval.load_logs(searches=tiny_dir / "searches.csv", clicks=tmp_path / "clicks.parquet")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_partitioned_folders_keep_the_partition_column(tmp_path, tiny_dir, fmt):
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * FROM read_csv($p, all_varchar=true)) TO '{tmp_path}/searches' "
+        f"(FORMAT {fmt}, PARTITION_BY (variant))", {"p": str(tiny_dir / "searches.csv")})
+    logs = onlineeval.load_logs(searches=tmp_path / "searches", clicks=tiny_dir / "clicks.csv",
+                                results=tiny_dir / "results.csv")
+    assert logs.has("searches", "variant")
+    expected = onlineeval.load_logs(tiny_dir)
+    q = "SELECT search_id, variant FROM searches ORDER BY 1"
+    assert logs.con.execute(q).fetchall() == expected.con.execute(q).fetchall()
+    assert logs.report.excluded == expected.report.excluded

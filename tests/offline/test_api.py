@@ -223,13 +223,15 @@ def test_single_name_string_is_accepted():
 
 
 def test_pr_curve_points():
-    # 4 relevant at ranks 1, 2, 4, 8: (recall, precision) = (.25, 1), (.5, 1), (.75, .75),
-    # (1, .5); interpolated precision at level r = max precision at recall >= r
+    # 4 relevant at ranks 1, 2, 4, 8: precision at the 1st..4th relevant = 1, 1, .75, .5.
+    # trec_eval 10.0 turns recall level x into n = round(4x) relevant documents and takes the
+    # best precision from the n-th relevant on: n = 0, 0, 1, 1, 2, 2, 2, 3, 3, 4, 4 for
+    # x = 0.0 ... 1.0. (trec_eval 9 / pytrec_eval use trunc(4x + 0.9) and give 0.5 at x = 0.8.)
     docs = ["r1", "r2", "n3", "r4", "n5", "n6", "n7", "r8"]
     qrels = {"q": {"r1": 1, "r2": 1, "r4": 1, "r8": 1}}
     run = {"q": {d: float(10 - i) for i, d in enumerate(docs)}}
     curve = pr_curve(qrels, run)
     assert curve["recall"].tolist() == pytest.approx(np.round(np.arange(11) / 10, 2))
-    expected = [1.0] * 6 + [0.75] * 2 + [0.5] * 3
+    expected = [1.0] * 7 + [0.75] * 2 + [0.5] * 2
     assert curve["precision"].tolist() == pytest.approx(expected)
     assert value("11pt", qrels, run) == pytest.approx(np.mean(expected))

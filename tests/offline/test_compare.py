@@ -4,6 +4,7 @@ against an exhaustive enumeration of sign flips, corrections against statsmodels
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -269,3 +270,84 @@ def test_compare_accepts_dicts():
     assert named["run"].tolist() == ["mine", "same"]
     assert named["delta"].tolist() == pytest.approx([0.5, 0.0])
     assert named["p_value"].iloc[1] == 1.0
+
+
+# --- trec_eval -c golden: a query missing from one run ------------------------------------
+
+TREC = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+GOLDEN_MEASURES = ["map", "P_10", "ndcg_cut_10", "recip_rank", "bpref", "num_ret", "num_rel",
+                   "num_rel_ret"]
+TOTALS = {"num_ret", "num_rel", "num_rel_ret"}  # trec_eval prints the total, not the mean
+
+
+def _golden(name: str) -> dict[tuple[str, str], float]:
+    """``(measure, qid) -> value`` from a trec_eval 10.0 -q output file."""
+    out = {}
+    for line in (TREC / name).read_text().splitlines():
+        measure, qid, value = (f.strip() for f in line.split("\t"))
+        try:
+            out[(measure, qid)] = float(value)
+        except ValueError:
+            continue
+    return out
+
+
+def test_missing_query_scores_as_trec_eval_c_golden():
+    """results.trunc lacks topic 302: compare() must score it as ``trec_eval -c`` did when it
+    wrote out.test.aqc (0 on the ranking measures, num_rel kept at 77), and the full run as
+    out.test.aq. The paired t test is then recomputed from the golden per-query values."""
+    aqc, aq = _golden("out.test.aqc"), _golden("out.test.aq")
+    df = compare(TREC / "qrels.test", TREC / "results.trunc", TREC / "results.test",
+                 GOLDEN_MEASURES, correction="none").set_index("measure")
+    assert set(df.index) == set(GOLDEN_MEASURES) and (df["n_queries"] == 3).all()
+    qids = ["301", "302", "303"]
+    assert aqc[("num_rel", "302")] == 77 and aqc[("map", "302")] == 0
+    for m in GOLDEN_MEASURES:
+        a = np.array([aqc[(m, q)] for q in qids])
+        b = np.array([aq[(m, q)] for q in qids])
+        scale = 3 if m in TOTALS else 1  # per-query mean x 3 queries = trec_eval's total
+        assert df.loc[m, "mean_a"] * scale == pytest.approx(aqc[(m, "all")], abs=6e-5), m
+        assert df.loc[m, "mean_b"] * scale == pytest.approx(aq[(m, "all")], abs=6e-5), m
+        assert df.loc[m, "delta"] == pytest.approx(b.mean() - a.mean(), abs=6e-5), m
+        # golden per-query values carry 4 decimals: the p-value agrees to that precision
+        # (num_rel is the same for both runs: no difference, p = 1 by compare's rule)
+        expected_p = 1.0 if (a == b).all() else stats.ttest_rel(b, a).pvalue
+        assert df.loc[m, "p_value"] == pytest.approx(expected_p, abs=2e-3), m
+
+
+@pytest.mark.parametrize("measure,why", [
+    ("gm_map", "geometric mean"), ("gm_bpref", "geometric mean"), ("num_q", "counts queries"),
+    ("relstring", "text"), ("runid", "run's id"),
+])
+def test_measures_without_a_per_query_mean_are_refused(files, measure, why):
+    with pytest.raises(InvalidParameterError, match=why):
+        compare(files["qrels"], files["A"], files["B"], ["map", measure])
+
+
+def test_cli_refused_measure_is_one_line(files, capsys):
+    from onlineeval.cli import main
+
+    assert main(["compare", str(files["qrels"]), str(files["A"]), str(files["B"]),
+                 "-m", "relstring"]) == 2
+    err = capsys.readouterr().err
+    assert "relstring" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_is_quiet_off_a_terminal(files, capsys):
+    compare(files["qrels"], files["A"], [files["B"], files["C"]], ["map"], test="bootstrap",
+            n_resamples=200)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_readme_compare_example_is_what_the_command_prints(capsys):
+    from onlineeval.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / "README.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("$ onlineeval compare "))
+    end = lines.index("```", start)
+    argv = lines[start].removeprefix("$ onlineeval ").split()
+    argv = [str(root / a) if a.startswith("sample_logs/") else a for a in argv]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines() == lines[start + 1:end]

@@ -151,3 +151,25 @@ def test_ab_deltas_in_the_table_recounted_from_the_logs(run):
         ab = 1 - nz.groupby("variant")["click"].mean()
         assert t.loc[name, "ab:abandonment_rate"] == pytest.approx(
             -(ab["treatment"] - ab["control"]))
+
+
+def test_experiments_csv_is_the_reports_interleaving_table(run, capsys):
+    """sample_logs/experiments.csv (the README's `onlineeval agree` input) holds exactly the
+    report's offline Δ and interleaving Δ_AB per pair, and the README shows what agree prints
+    on it."""
+    from onlineeval.cli import main
+
+    report, _, _ = run
+    csv = pd.read_csv(SAMPLE / "experiments.csv").set_index("experiment")
+    t = report.table.set_index("experiment")
+    assert list(csv.index) == list(t.index)
+    for col, src in (("offline_delta", "offline:ndcg_cut_10"), ("online_delta", "interleaving"),
+                     ("offline_p", "offline:ndcg_cut_10_p"), ("online_p", "interleaving_p")):
+        np.testing.assert_allclose(csv[col].to_numpy(), t[src].to_numpy(), rtol=1e-12,
+                                   atol=0, err_msg=col)
+    assert main(["agree", str(SAMPLE / "experiments.csv")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = readme.index("$ onlineeval agree sample_logs/experiments.csv") + 1
+    shown = readme[start:readme.index("...", start)]
+    assert len(shown) > 5 and printed[:len(shown)] == shown

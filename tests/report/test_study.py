@@ -86,6 +86,16 @@ def test_minimal_study_uses_default_measures(tree):
      r"experiment\[2\].treatment_tem: unknown key; did you mean 'treatment_team'"),
     ("title = [", r"study.toml: not valid TOML"),
     (GOOD.replace('alpha = 0.1', 'alpha = true'), r"alpha: expected int or float, got bool"),
+    # names are checked when the file is read, and the error names the key holding them
+    (GOOD.replace('"ndcg_cut_10", "map"', '"ndgc@10", "map"'),
+     r"study.toml: measures: unknown trec_eval measure 'ndgc'; did you mean 'ndcg'"),
+    (GOOD.replace('"ndcg_cut_10", "map"', '"ndcg_cut_10", "gm_map"'),
+     r"study.toml: measures: measure 'gm_map' is a geometric mean"),
+    (GOOD.replace('alpha = 0.1', 'online_metrics = ["ctr", "clickmrr"]'),
+     r"study.toml: online_metrics: unknown metric 'clickmrr'; did you mean 'click_mrr'"),
+    (GOOD.replace('name = "a_vs_c"', 'name = "  "'), r"experiment\[2\].name: must not be empty"),
+    (GOOD.replace('qrels = "qrels.txt"', 'qrels = "runs"'),
+     r"experiment\[1\] \(a_vs_b\).qrels: file 'runs' is not a file"),
 ])
 def test_errors_name_file_and_key(tree, text, message):
     with pytest.raises(InputError, match=message):
@@ -95,3 +105,12 @@ def test_errors_name_file_and_key(tree, text, message):
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         read_study(tmp_path / "none.toml")
+
+
+def test_test_and_correction_names_are_stored_canonically(tree):
+    s = read_study(write(tree, GOOD.replace(
+        'title = "T"', 'title = "T"\ntest = "Permutation"\ncorrection = "BH"')))
+    assert s.test == "randomization" and s.correction == "bh"
+    with pytest.raises(InputError, match=r"study.toml: correction: unknown correction "
+                                         r"'bonferroni'; use one of bh, holm, none"):
+        read_study(write(tree, GOOD.replace('title = "T"', 'correction = "bonferroni"')))

@@ -99,6 +99,8 @@ def test_dwell_distribution_by_satisfaction() -> None:
     # P(dwell >= 30 s) for a log-normal with median m and sigma 0.5
     p_sat = stats.norm.sf((math.log(30) - math.log(90)) / 0.5)
     p_unsat = stats.norm.sf((math.log(30) - math.log(10)) / 0.5)
+    # the figures ClickModel's docstring states ("about 99%" and "about 1.4%")
+    assert round(p_sat, 2) == 0.99 and round(p_unsat, 3) == 0.014
     for d, p in ((sat_dwell, p_sat), (unsat_dwell, p_unsat)):
         se = math.sqrt(p * (1 - p) / len(d))
         assert abs((d >= 30_000).mean() - p) <= 4.5 * se

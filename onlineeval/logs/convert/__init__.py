@@ -28,6 +28,7 @@ from pathlib import Path
 from onlineeval.errors import InputError
 from onlineeval.logs.convert import aol, yandex_wscd
 from onlineeval.logs.convert.parquet import TABLE_NAMES, LogTables, TableWriter, write_logs
+from onlineeval.progress import Progress
 from onlineeval.registry import Registry
 
 
@@ -129,7 +130,9 @@ def convert(input: str | Path, outdir: str | Path, format: str,  # noqa: A002
     files = input_files(input)
     outdir = Path(outdir)
     stale = _check_outdir(outdir, overwrite)
-    with TableWriter(fmt.columns, chunk_rows=chunk_rows) as writer:
+    # a big log takes minutes: count pages on a terminal (silent otherwise)
+    with Progress(f"converting {fmt.name}: pages") as bar, \
+            TableWriter(fmt.columns, chunk_rows=chunk_rows, progress=bar) as writer:
         counts = fmt.run(files, writer)
         if writer.counts["searches"] == 0:
             raise InputError(

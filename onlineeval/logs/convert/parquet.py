@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from onlineeval.progress import Progress
+from onlineeval.queries import quote_ident
+
 TABLE_NAMES: tuple[str, ...] = ("searches", "results", "clicks")
 
 # canonical column -> SQL type written (other columns are written with their own type)
@@ -30,8 +33,8 @@ TYPES: dict[str, dict[str, str]] = {
 }
 
 
-def _quote(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
+def _quote(name: object) -> str:
+    return quote_ident(str(name))
 
 
 @dataclass
@@ -65,9 +68,11 @@ class TableWriter:
     :meth:`close`.
     """
 
-    def __init__(self, columns: dict[str, list[str]], chunk_rows: int = 200_000) -> None:
+    def __init__(self, columns: dict[str, list[str]], chunk_rows: int = 200_000,
+                 progress: Progress | None = None) -> None:
         from onlineeval.db import connect
 
+        self.progress = progress  # counts searches rows (pages) as they are added
         self.columns = columns
         self.chunk_rows = chunk_rows
         self.con = connect()
@@ -80,6 +85,8 @@ class TableWriter:
         buf = self._rows[table]
         buf.append(row)
         self.counts[table] += 1
+        if self.progress is not None and table == "searches":
+            self.progress.update()
         if len(buf) >= self.chunk_rows:
             self._flush(table)
 
