@@ -13,6 +13,9 @@ trec_eval's own code) and the script prints time and memory ratios against it.
 
 Sizes: ``100k`` = 100,000 queries x 100 documents, ``10k`` = 10,000 queries x 1,000 documents
 (10M run lines each); ``small`` (1,000 x 100) is for trying the script out.
+
+``--profile`` instead times onlineeval's stages (read qrels, read run, join + rank, each
+measure) and prints a cProfile listing, to see where the time goes.
 """
 
 from __future__ import annotations
@@ -285,12 +288,34 @@ def report(size: str, results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def stages(size: str, qrels: Path, run: Path) -> None:
+    """Wall time of each stage of onlineeval's pipeline (uses engine internals)."""
+    from onlineeval.offline import ranking, trec_format
+    from onlineeval.offline.api import parse_measure
+
+    marks = [("start", time.perf_counter())]
+    q = trec_format.load_qrels(str(qrels))
+    marks.append(("read qrels file", time.perf_counter()))
+    r = trec_format.load_run(str(run))
+    marks.append(("read run file", time.perf_counter()))
+    ranked = ranking._prepare(q, r, 1, None, False, False)
+    marks.append(("join + rank (prepare)", time.perf_counter()))
+    for name in MEASURES:
+        parse_measure(name).compute(ranked)
+        marks.append((f"measure {name}", time.perf_counter()))
+    print(f"\n=== stages {size} ===")
+    for (_, t0), (label, t1) in zip(marks, marks[1:], strict=False):
+        print(f"  {label:<26} {t1 - t0:7.2f} s")
+    print(f"  {'total':<26} {marks[-1][1] - marks[0][1]:7.2f} s")
+
+
 def profile(size: str) -> None:
     """Where onlineeval's time goes on one size: cumulative time of the heaviest calls."""
     import cProfile
     import pstats
 
     qrels, run = dataset(size)
+    stages(size, qrels, run)
     prof = cProfile.Profile()
     t = time.perf_counter()
     prof.enable()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 import duckdb
@@ -27,4 +28,7 @@ def connect(
     tmp = temp_directory or tempfile.mkdtemp(prefix="onlineeval-duckdb-")
     con.execute("SET temp_directory = $v", {"v": tmp})
     con.execute("SET preserve_insertion_order = false")
+    # DuckDB draws its own progress bar for long queries even into pipes; keep it for terminals.
+    if not sys.stderr.isatty():
+        con.execute("SET enable_progress_bar = false")
     return con

@@ -66,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
         out.write(f"\ndecision table (alpha = {s['alpha']}):\n")
         emit(result.decisions, "table")
     out.write("\n")
-    emit(result.experiments, "table")
+    shown = result.experiments.copy()
+    # a pair with a zero delta has no direction: say null, as the float columns do
+    shown["sign_agrees"] = [("null" if pd.isna(v) else str(bool(v)))
+                            for v in shown["sign_agrees"]]
+    emit(shown, "table")
     return 0
 
 

@@ -3,7 +3,7 @@
 Engine (this package's lower layer, see each module's docstring):
 
 - :mod:`~onlineeval.offline.trec_format` — ``read_qrels`` / ``read_run`` (files, DataFrames,
-  dicts) and the fast DuckDB loaders.
+  dicts) and the fast (pyarrow) loaders used by the engine.
 - :mod:`~onlineeval.offline.ranking` — ``prepare(qrels, run, ...) -> Ranked``: trec_eval's
   ranking and relevance lookup in one CSR structure over all queries.
 - :mod:`~onlineeval.offline.measures` — every trec_eval ``all_trec`` measure, registered by name.

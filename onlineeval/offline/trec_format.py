@@ -206,7 +206,7 @@ def _fast_read(path: Path, kind: str) -> Columns | None:
     try:
         table = pcsv.read_csv(
             path,
-            read_options=pcsv.ReadOptions(column_names=names),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=8 << 20),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False,
                                             escape_char=False, newlines_in_values=False),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=keep,
@@ -348,7 +348,7 @@ def _scan_run(path: Path) -> tuple[list[str], list[str], list[str], list[float],
 
 
 def _parse_score(text: str) -> float | None:
-    if "_" in text:  # Python accepts 1_000; C's atof and DuckDB do not
+    if "_" in text:  # Python accepts 1_000; C's atof and pyarrow do not
         return None
     try:
         value = float(text)

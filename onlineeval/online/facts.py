@@ -145,13 +145,11 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
             f"online metrics compute themselves; rename them when loading, e.g. "
             f"load_logs(..., columns={{'searches': {{{clash[0]!r}: 'src_{clash[0]}'}}}})"
         )
+    derive = not logs.has("searches", "session_id")
     q = queries.load("online/search_facts")
     rel = logs.con.sql(
-        q.render(),
-        params=q.bind(
-            gap_s=gap * 60.0, sat_dwell_ms=sat * 1000.0,
-            derive_sessions=not logs.has("searches", "session_id"),
-        ),
+        q.render(part=["user_id"] if derive else ["user_id", "session_id"]),
+        params=q.bind(gap_s=gap * 60.0, sat_dwell_ms=sat * 1000.0, derive_sessions=derive),
     )
     name = view_name(sat, gap)
     rel.create_view(name, replace=True)

@@ -1,7 +1,9 @@
-"""The report's plots, drawn with matplotlib's Agg backend and returned as base64 PNG.
+"""The report's plots, rendered to PNG with matplotlib's Agg canvas and returned as base64.
 
-Agg renders without a display and without a network, so the report builds on a headless
-machine and its images are embedded in the HTML (``<img src="data:image/png;base64,...">``).
+Figures are built with :class:`matplotlib.figure.Figure` and drawn on an Agg canvas directly,
+never through pyplot: no display and no network are needed, and the caller's matplotlib
+backend (e.g. a notebook's inline backend) is left alone. The images are embedded in the
+HTML (``<img src="data:image/png;base64,...">``).
 """
 
 from __future__ import annotations
@@ -11,32 +13,30 @@ import io
 import math
 from collections.abc import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")  # before pyplot: never try a GUI backend
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 _DPI = 100
 
 
-def to_png_base64(fig: plt.Figure) -> str:
-    """Render ``fig`` to PNG, close it, and return the bytes base64-encoded."""
+def to_png_base64(fig: Figure) -> str:
+    """Render ``fig`` to PNG on an Agg canvas and return the bytes base64-encoded."""
     buf = io.BytesIO()
+    FigureCanvasAgg(fig)
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=_DPI)
-    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _grid(n: int, ncols: int, width: float = 4.2,
-          height: float = 3.4) -> tuple[plt.Figure, list[plt.Axes]]:
+          height: float = 3.4) -> tuple[Figure, list[Axes]]:
     ncols = max(1, min(ncols, n))
     nrows = max(1, math.ceil(n / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
-                             squeeze=False)
+    fig = Figure(figsize=(width * ncols, height * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     flat = list(axes.ravel())
     for ax in flat[n:]:
         ax.set_visible(False)

@@ -5,12 +5,13 @@
 --   benchmark all aggregate these rows). Python wrapper: onlineeval.online.search_facts.
 -- grain: one row per searches.search_id
 -- params: gap_s, sat_dwell_ms, derive_sessions
--- identifiers: none
+-- identifiers: part
 -- requires: views searches(search_id, user_id, ts, session_id, query, n_results, ...) and
 --   clicks(search_id, rank, ts, dwell_ms) as built by onlineeval.load_logs (cleaned rows).
--- event stream: per user, the searches (kind 0) and the clicks with a ts (kind 1), ordered by
---   (ts, kind, search_id, rank, dwell_ms; NULLs last) so a click sorts after a search with
---   the same ts.
+-- part: the stream partition, (user_id) when sessions are derived, (user_id, session_id)
+--   when given; the caller passes the column names.
+-- event stream: per user, the searches and the clicks with a ts, ordered by (ts, is_click,
+--   search_id, rank, dwell_ms; NULLs last) so a click sorts after a search with the same ts.
 -- sessions: when $derive_sessions, a user's session ends when the next event (search OR click)
 --   comes MORE than $gap_s seconds after the previous one (a gap of exactly $gap_s stays in
 --   the session); otherwise sessions are the given (user_id, session_id) pairs. A search
@@ -44,21 +45,18 @@
 --   only (0 elsewhere), 1 when the session has >= 1 click / >= 1 satisfied click / no click.
 WITH
 clicked AS (
-    -- each click with its search's user (and given session, which partitions the stream)
-    SELECT c.search_id, s.user_id, c.ts, c.rank, c.dwell_ms,
-        CASE WHEN $derive_sessions THEN NULL ELSE s.session_id END AS sess_part
+    -- each click with its search's user (and given session)
+    SELECT c.search_id, {{part:s.,}} c.ts, c.rank, c.dwell_ms
     FROM clicks AS c
     JOIN searches AS s ON c.search_id = s.search_id
 ),
 events AS (
     -- only what the stream logic needs; the other searches columns are joined at the end
-    SELECT search_id, user_id, ts, 0 AS kind, query, NULL::INTEGER AS rank,
-        NULL::DOUBLE AS dwell_ms,
-        CASE WHEN $derive_sessions THEN NULL ELSE session_id END AS sess_part
-    FROM searches AS s
+    SELECT {{part,}} search_id, ts, false AS is_click, query, NULL::INTEGER AS rank,
+        NULL::DOUBLE AS dwell_ms
+    FROM searches
     UNION ALL
-    SELECT search_id, user_id, ts, 1 AS kind, NULL::VARCHAR AS query, rank, dwell_ms,
-        sess_part
+    SELECT {{part,}} search_id, ts, true AS is_click, NULL::VARCHAR AS query, rank, dwell_ms
     FROM clicked
 ),
 ordered AS (
@@ -68,11 +66,11 @@ ordered AS (
         row_number() OVER w AS ev_ord,
         lag(ts) OVER w AS prev_ts,
         lead(ts) OVER w AS next_ts,
-        lead(kind) OVER w AS next_kind,
+        lead(is_click) OVER w AS next_is_click,
         lead(query) OVER w AS next_query
     FROM events
-    WINDOW w AS (PARTITION BY user_id, sess_part
-                 ORDER BY ts ASC NULLS LAST, kind, search_id, rank ASC NULLS LAST,
+    WINDOW w AS (PARTITION BY {{part}}
+                 ORDER BY ts ASC NULLS LAST, is_click, search_id, rank ASC NULLS LAST,
                      dwell_ms ASC NULLS LAST)
 ),
 gaps AS (
@@ -85,14 +83,14 @@ gaps AS (
 ),
 flagged AS (
     -- narrow rows: what the session numbering and the per-search aggregation still need
-    SELECT user_id, sess_part, ev_ord, kind, search_id, ts, rank,
+    SELECT {{part,}} ev_ord, is_click, search_id, ts, rank,
         $derive_sessions AND ts IS NOT NULL AND (
             prev_ts IS NULL OR epoch_us(ts) - epoch_us(prev_ts) > $gap_s * 1000000
         ) AS starts_session,
         coalesce(dwell_ms, CASE WHEN next_in_session
                 THEN (epoch_us(next_ts) - epoch_us(ts)) / 1000.0 END) >= $sat_dwell_ms
             OR (dwell_ms IS NULL AND ts IS NOT NULL AND NOT next_in_session) AS satisfied,
-        next_in_session AND next_kind = 0 AND query IS NOT NULL
+        next_in_session AND NOT next_is_click AND query IS NOT NULL
             AND next_query IS NOT NULL AND next_query <> query AS next_is_new_query
     FROM gaps
 ),
@@ -100,13 +98,13 @@ numbered AS (
     -- session numbers, from the searches and the clicks that start a session (no other click
     -- changes a number). A search is the first of its session when it starts the session or
     -- comes right after a click that did; with given sessions, when it is the first row.
-    SELECT search_id, user_id, sess_part, kind, next_is_new_query,
+    SELECT {{part,}} search_id, is_click, next_is_new_query,
         CASE WHEN $derive_sessions THEN sum(starts_session::INTEGER) OVER w2 END AS session_no,
-        CASE WHEN $derive_sessions THEN starts_session OR coalesce(lag(kind) OVER w2 = 1, false)
-            ELSE lag(kind) OVER w2 IS NULL END AS session_first
+        CASE WHEN $derive_sessions THEN starts_session OR coalesce(lag(is_click) OVER w2, false)
+            ELSE lag(is_click) OVER w2 IS NULL END AS session_first
     FROM flagged
-    WHERE kind = 0 OR starts_session
-    WINDOW w2 AS (PARTITION BY user_id, sess_part ORDER BY ev_ord)
+    WHERE NOT is_click OR starts_session
+    WINDOW w2 AS (PARTITION BY {{part}} ORDER BY ev_ord)
 ),
 click_facts AS (
     SELECT search_id,
@@ -116,11 +114,11 @@ click_facts AS (
         min(rank) AS min_click_rank,
         min(ts) AS first_click_ts
     FROM flagged
-    WHERE kind = 1
+    WHERE is_click
     GROUP BY search_id
 ),
 search_rows AS (
-    SELECT n.search_id, n.user_id, n.sess_part, n.session_no, n.session_first,
+    SELECT {{part:n.,}} n.search_id, n.session_no, n.session_first,
         coalesce(cf.n_clicks, 0) AS n_clicks,
         coalesce(cf.n_sat_clicks, 0) AS n_sat_clicks,
         cf.min_click_rank, cf.first_click_ts,
@@ -128,17 +126,19 @@ search_rows AS (
             AS reformulated
     FROM numbered AS n
     LEFT JOIN click_facts AS cf ON n.search_id = cf.search_id
-    WHERE n.kind = 0
+    WHERE NOT n.is_click
 ),
 sessions AS (
     SELECT max(search_id) FILTER (WHERE session_first) AS first_search_id,
         max(n_clicks > 0)::INTEGER AS session_has_click,
         max(n_sat_clicks > 0)::INTEGER AS session_success
     FROM search_rows
-    GROUP BY user_id, sess_part, session_no
+    GROUP BY {{part,}} session_no
 ),
 facts AS (
-    SELECT r.*, ses.first_search_id, ses.session_has_click, ses.session_success
+    SELECT r.search_id, r.session_no, r.n_clicks, r.n_sat_clicks, r.min_click_rank,
+        r.first_click_ts, r.reformulated,
+        ses.first_search_id, ses.session_has_click, ses.session_success
     FROM search_rows AS r
     LEFT JOIN sessions AS ses ON r.search_id = ses.first_search_id
 )

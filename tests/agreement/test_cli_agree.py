@@ -51,3 +51,12 @@ def test_agree_with_custom_column_names(tmp_path, capsys):
                  "--offline-p", "nope", "--online-p", "p_il"]) == 2
     err = capsys.readouterr().err
     assert "missing column" in err and "'nope'" in err
+
+
+def test_agree_table_says_null_for_a_zero_delta(tmp_path, capsys):
+    p = tmp_path / "z.csv"
+    p.write_text("experiment,offline_delta,online_delta\na,0.1,0.2\nb,0.0,0.1\nc,-0.1,0.1\n")
+    assert main(["agree", str(p)]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()
+            if line.strip()[:1] in ("a", "b", "c") and len(line.split()) == 4}
+    assert rows["a"][3] == "True" and rows["b"][3] == "null" and rows["c"][3] == "False"

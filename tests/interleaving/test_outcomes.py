@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import types
 
 import duckdb
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.interleaving import outcome as interleaving_outcome
 from onlineeval.interleaving import outcomes
 from onlineeval.logs import load_logs
 
@@ -130,3 +134,53 @@ def test_bad_breakdown_is_a_clear_error(logs, hand_frames):
     no_ts = load_logs(searches=s.drop(columns="ts"), results=r, clicks=c)
     with pytest.raises(SchemaError, match="searches.ts"):
         outcomes.summary(no_ts, by=["day"])
+
+
+@st.composite
+def random_pages(draw):
+    """Random interleaved pages: 1-6 results with teams from {x, y, z, None}, random clicks
+    (repeats allowed) on shown ranks, users and queries drawn from small pools."""
+    pages = []
+    for i in range(draw(st.integers(1, 12))):
+        teams = draw(st.lists(st.sampled_from(["x", "y", "z", None]), min_size=1, max_size=6))
+        clicks = draw(st.lists(st.integers(1, len(teams)), max_size=5))
+        pages.append((f"s{i}", draw(st.sampled_from(["u1", "u2", "u3"])),
+                      draw(st.sampled_from(["q1", "q2"])), teams, clicks))
+    return pages
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_pages())
+def test_sql_matches_a_python_reference_on_random_pages(pages):
+    day = pd.Timestamp("2024-01-01")
+    searches = pd.DataFrame([(s, u, q, "e", day) for s, u, q, _, _ in pages],
+                            columns=["search_id", "user_id", "query", "experiment", "ts"])
+    results = pd.DataFrame([(s, r + 1, f"{s}-{r + 1}", t) for s, _, _, teams, _ in pages
+                            for r, t in enumerate(teams)],
+                           columns=["search_id", "rank", "doc_id", "team"])
+    clicks = pd.DataFrame([(s, c, f"{s}-{c}") for s, _, _, _, cs in pages for c in cs],
+                          columns=["search_id", "rank", "doc_id"])
+    clicks["rank"] = clicks["rank"].astype("Int64")
+    logs = raw_logs(searches, results, clicks)
+    interleaved = [p for p in pages if any(t is not None for t in p[3])]
+    all_teams = sorted({t for p in interleaved for t in p[3] if t is not None})
+    if len(all_teams) < 2:
+        with pytest.raises(InputError):
+            outcomes.page_outcomes(logs)
+        return
+    got = page_rows(logs)
+    expected = []
+    for s, _, _, teams, cs in interleaved:
+        credit = {t: 0 for t in all_teams}
+        for rank in set(cs):
+            if teams[rank - 1] is not None:
+                credit[teams[rank - 1]] += 1
+        without = sum(teams[r - 1] is None for r in set(cs))
+        for a, b in itertools.combinations(all_teams, 2):
+            expected.append((a, b, s, credit[a], credit[b], int(bool(cs)),
+                             interleaving_outcome(credit[a], credit[b]), without,
+                             len(cs) - len(set(cs))))
+    cols = ["team_a", "team_b", "search_id", "credit_a", "credit_b", "has_click", "outcome",
+            "clicks_without_team", "repeat_clicks"]
+    rows = sorted(tuple(r) for r in got[cols].itertuples(index=False))
+    assert rows == sorted(expected)

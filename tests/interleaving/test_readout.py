@@ -123,3 +123,13 @@ def test_bad_parameters_are_clear_errors(logs):
         interleaving_readout(logs, seed=-1)
     with pytest.raises(InvalidParameterError, match="logs must be"):
         interleaving_readout(42)
+
+
+def test_log_without_any_click_gives_undefined_statistics(hand_frames):
+    s, r, c = hand_frames
+    row = interleaving_readout(load_logs(searches=s, results=r, clicks=c.iloc[0:0]), "e1",
+                               n_resamples=20).iloc[0]
+    assert (row.impressions, row.impressions_with_clicks, row.wins_a, row.wins_b) == (7, 0, 0, 0)
+    assert all(math.isnan(v) for v in (row.delta_ab, row.share_a, row.p_value, row.ci_low,
+                                       row.ci_high))
+    assert row.winner is None

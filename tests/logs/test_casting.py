@@ -150,7 +150,29 @@ def test_json_columns_without_any_value(tmp_path, tiny_dir, rows):
                                 clicks=tmp_path / "clicks.jsonl")
     types = dict((c, t) for c, t, *_ in logs.con.execute("DESCRIBE searches").fetchall())
     assert types["session_id"] == "VARCHAR" and types["ts"] == "TIMESTAMP"
-    assert logs.has("searches", "session_id")
+    # a column without any value is treated as absent
+    assert not logs.has("searches", "session_id")
+    assert not logs.has("clicks", "dwell_ms") and not logs.has("clicks", "doc_id")
+    assert logs.report.empty_columns == {"searches": ("session_id",),
+                                         "clicks": ("doc_id", "ts", "dwell_ms")}
+
+
+def test_empty_ts_column_means_a_log_without_times(tmp_path, rows):
+    (tmp_path / "searches.csv").write_text("search_id,user_id,ts,query\na,u,,x\nb,u,,\n")
+    (tmp_path / "clicks.csv").write_text("search_id,rank,ts\na,1,\n")
+    logs = onlineeval.load_logs(tmp_path)
+    assert logs.report.excluded == {}
+    assert not logs.has("searches", "ts") and not logs.has("clicks", "ts")
+    assert logs.has("searches", "query")
+    assert rows(logs, "searches") == [("a", "u", None, None, "x", None, None, None),
+                                      ("b", "u", None, None, None, None, None, None)]
+    assert "searches: column(s) ts hold no value; treated as absent" in logs.report.summary()
+    # one ts present: the column is real, and a row without ts is excluded
+    (tmp_path / "searches.csv").write_text(
+        "search_id,user_id,ts\na,u,2024-01-01 10:00:00\nb,u,\n")
+    logs = onlineeval.load_logs(tmp_path)
+    assert logs.has("searches", "ts")
+    assert logs.report.excluded == {("searches", "null_required"): 1}
 
 
 def test_non_text_query_and_variant_become_text(rows):

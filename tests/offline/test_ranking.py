@@ -115,3 +115,18 @@ def test_segment_helpers():
     assert r.at_cutoff(r.cum_rel, np.array([0, 5])).tolist() == [0, 0]
     assert r.first_pos(r.is_rel).tolist() == [0, -1]
     assert r.segment_sum(np.array([0.5, 0.25, 0.125, 1.0])).tolist() == [0.875, 1.0]
+
+
+@pytest.mark.parametrize("sizes", [[7, 7, 7], [5, 0, 3, 9], [40] + [1] * 60])
+def test_rank_order_paths_agree_with_a_plain_sort(sizes):
+    # equal-size, padded-grid and lexsort paths of _rank_order against sorted()
+    rng = np.random.default_rng(len(sizes))
+    qi = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
+    rng.shuffle(qi)
+    n = len(qi)
+    score = rng.integers(0, 4, n).astype(float)         # many ties
+    drank = rng.permutation(n).astype(np.int32)          # distinct docno ranks
+    by_key = np.argsort(qi.astype(np.int64) * n + drank, kind="stable")
+    order = ranking._rank_order(qi, score, drank, len(sizes), n, by_key)
+    expected = sorted(range(n), key=lambda i: (qi[i], -score[i], -drank[i]))
+    assert order.tolist() == expected

@@ -266,3 +266,26 @@ def test_load_exclusions_are_shown(study_file, fake):
     assert "Rows excluded while loading /logs/ab: loaded /logs/ab: clicks 10 rows (2 excluded)" \
         in render_html(r)
     assert report_dict(r)["load_exclusions"] == r.load_notes
+
+
+def test_plots_leave_the_callers_matplotlib_backend_alone(monkeypatch):
+    """Rendering must not switch the user's backend (a notebook's inline one, say): the module
+    neither calls matplotlib.use nor goes through pyplot."""
+    import importlib
+
+    import matplotlib
+
+    from onlineeval.report import plots
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("onlineeval.report.plots called matplotlib.use")
+
+    monkeypatch.setattr(matplotlib, "use", refuse)
+    importlib.reload(plots)
+    before = matplotlib.get_backend()
+    png = plots.position_ctr_curves(pd.DataFrame({
+        "experiment": ["e"] * 2, "variant": ["control", "treatment"], "rank": [1, 1],
+        "ctr": [0.3, 0.4]}))
+    assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert matplotlib.get_backend() == before
+    assert not any(getattr(v, "__name__", "") == "matplotlib.pyplot" for v in vars(plots).values())

@@ -173,3 +173,18 @@ def test_experiments_csv_is_the_reports_interleaving_table(run, capsys):
     start = readme.index("$ onlineeval agree sample_logs/experiments.csv") + 1
     shown = readme[start:readme.index("...", start)]
     assert len(shown) > 5 and printed[:len(shown)] == shown
+
+
+def test_readme_demo_summary_is_what_the_report_prints(run):
+    from onlineeval.cli.report import summary_text
+
+    report, _, _ = run
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = readme.index("$ onlineeval demo") + 1
+    end = next(i for i in range(start, len(readme)) if readme[i].startswith("report: "))
+    assert summary_text(report).splitlines() == readme[start:end]
+    # the disagreement the README names, with its numbers
+    row = report.table.set_index("experiment").loc["s100_vs_s080"]
+    assert f"+{row['offline:ndcg_cut_10']:.3f} NDCG@10" in " ".join(readme)
+    assert f"Δ_AB = −{abs(row['interleaving']):.3f}, p = {row['interleaving_p']:.2f}" in \
+        " ".join(readme)

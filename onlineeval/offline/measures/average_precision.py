@@ -35,15 +35,20 @@ from onlineeval.offline.ranking import NONPOOL, UNJUDGED, Ranked
 INFAP_EPSILON = 0.00001
 
 
-def _precision_at_rel(r: Ranked) -> np.ndarray:
-    """j / r_j on relevant rows, 0.0 elsewhere."""
-    return np.where(r.is_rel, r.cum_rel / (r.pos + 1.0), 0.0)
+def _precision_at_rel(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
+    """(relevant rows, j / r_j on each of them) — the terms of AP, in rank order."""
+    if "prec_at_rel" not in r._cache:
+        rows = np.flatnonzero(r.is_rel)
+        r._cache["prec_at_rel"] = (rows, r.cum_rel[rows] / (r.pos[rows] + 1.0))
+    return r._cache["prec_at_rel"]
 
 
 def average_precision(r: Ranked) -> np.ndarray:
     """trec_eval's AP per query (``map``)."""
     if "ap" not in r._cache:
-        r._cache["ap"] = ratio(r.segment_sum(_precision_at_rel(r)), r.num_rel)
+        rows, prec = _precision_at_rel(r)
+        total = np.bincount(r.seg[rows], weights=prec, minlength=r.n_queries)
+        r._cache["ap"] = ratio(total, r.num_rel)
     return r._cache["ap"]
 
 
@@ -56,8 +61,10 @@ def _gm_map(r: Ranked, params: tuple) -> list[np.ndarray]:
 
 
 def _map_cut(r: Ranked, cutoffs: tuple[int, ...]) -> list[np.ndarray]:
-    contrib = _precision_at_rel(r)
-    return [ratio(r.segment_sum(np.where(r.pos < k, contrib, 0.0)), r.num_rel)
+    rows, prec = _precision_at_rel(r)
+    seg, pos = r.seg[rows], r.pos[rows]
+    return [ratio(np.bincount(seg, weights=np.where(pos < k, prec, 0.0),
+                              minlength=r.n_queries), r.num_rel)
             for k in cutoffs]
 
 

@@ -39,14 +39,31 @@ from onlineeval.offline.measures.precision import CUTOFFS
 from onlineeval.offline.ranking import Ranked
 
 
+def _log2_table(n: int) -> np.ndarray:
+    """log2(i + 2) for positions i = 0..n-1 (gathered instead of recomputed per row)."""
+    return np.log2(np.arange(n, dtype=np.float64) + 2.0)
+
+
+def discounted(r: Ranked, pairs: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """(gain_i / log2(i+2) per ranked row, the same per ideal position) — trec_eval's terms."""
+    key = ("discounted", pairs)
+    if key not in r._cache:
+        g = gains(r, pairs)
+        depth = max(int(r.num_ret.max()) if r.n_queries else 0,
+                    int(g.ideal_pos.max()) + 1 if len(g.ideal_pos) else 0)
+        logs = _log2_table(depth)
+        r._cache[key] = (g.row / logs[r.pos], g.ideal / logs[g.ideal_pos])
+    return r._cache[key]
+
+
 def dcg_ideal(r: Ranked, pairs: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
     """(DCG over all retrieved, ideal DCG over all judged) per query."""
     key = ("dcg", pairs)
     if key not in r._cache:
         g = gains(r, pairs)
-        dcg = r.segment_sum(g.row / np.log2(r.pos + 2.0))
-        idcg = np.bincount(g.ideal_seg, weights=g.ideal / np.log2(g.ideal_pos + 2.0),
-                           minlength=r.n_queries)
+        disc, idisc = discounted(r, pairs)
+        dcg = r.segment_sum(disc)
+        idcg = np.bincount(g.ideal_seg, weights=idisc, minlength=r.n_queries)
         r._cache[key] = (dcg, idcg)
     return r._cache[key]
 
@@ -58,13 +75,13 @@ def _ndcg(r: Ranked, pairs: tuple) -> list[np.ndarray]:
 
 def _ndcg_cut(r: Ranked, cutoffs: tuple[int, ...]) -> list[np.ndarray]:
     g = gains(r, ())
-    disc = g.row / np.log2(r.pos + 2.0)
-    idisc = g.ideal / np.log2(g.ideal_pos + 2.0)
+    disc, idisc = discounted(r, ())
     out = []
     for k in cutoffs:
-        dcg = r.segment_sum(np.where(r.pos < k, disc, 0.0))
-        idcg = np.bincount(g.ideal_seg, weights=np.where(g.ideal_pos < k, idisc, 0.0),
-                           minlength=r.n_queries)
+        top = np.flatnonzero(r.pos < k)
+        dcg = np.bincount(r.seg[top], weights=disc[top], minlength=r.n_queries)
+        itop = np.flatnonzero(g.ideal_pos < k)
+        idcg = np.bincount(g.ideal_seg[itop], weights=idisc[itop], minlength=r.n_queries)
         out.append(np.where(idcg > 0, ratio(dcg, idcg), dcg))
     return out
 

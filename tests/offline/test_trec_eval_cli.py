@@ -1,0 +1,33 @@
+"""`onlineeval trec-eval` command line: flags and error reporting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from onlineeval.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+
+
+def test_malformed_run_line_is_one_line_error_with_file_and_line(tmp_path, capsys):
+    run = tmp_path / "bad.run"
+    run.write_text("301 Q0 FBIS3-10 1 2.5 r\n301 Q0 FBIS3-11 2 high r\n")
+    status = main(["trec-eval", str(DATA / "qrels.test"), str(run)])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{run}:2: score (5th field) must be a number, found 'high'" in err
+
+
+def test_duplicate_document_error(tmp_path, capsys):
+    run = tmp_path / "dup.run"
+    run.write_text("301 Q0 FBIS3-10 1 2.5 r\n301 Q0 FBIS3-10 2 1.5 r\n")
+    assert main(["trec-eval", str(DATA / "qrels.test"), str(run)]) == 2
+    assert "document 'FBIS3-10' is listed 2 times for query '301'" in capsys.readouterr().err
+
+
+def test_no_summary_flag_and_single_measure(capsys):
+    assert main(["trec-eval", "-q", "-n", "-m", "num_ret", str(DATA / "qrels.test"),
+                 str(DATA / "results.test")]) == 0
+    out = capsys.readouterr().out
+    assert out == "".join(f"num_ret               \t{q}\t500\n" for q in ("301", "302", "303"))
