@@ -58,4 +58,7 @@ def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
                 shown[col] = shown[col].map(
                     lambda v: "null" if pd.isna(v) else float_format.format(v)
                 )
+            elif shown[col].isna().any():
+                # one spelling of "missing" in every column, as in the JSON output
+                shown[col] = shown[col].astype(object).where(shown[col].notna(), "null")
         out.write(shown.to_string(index=False) + "\n")

@@ -273,7 +273,9 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
 
     # ---- relevance of each run row: join on packed (query, docno) keys
     rkey = qi.astype(np.int64) * n_d + drank
-    by_key = np.argsort(rkey, kind="stable")
+    by_key = _key_order(qi, drank, n_q)
+    if by_key is None:
+        by_key = np.argsort(rkey, kind="stable")
     rsorted = rkey[by_key]
     del rkey
     qd = strings.lookup(q.docno, duniq)
@@ -363,6 +365,32 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
 
 def _bits(n: int) -> int:
     return max(int(n - 1).bit_length(), 1)
+
+
+def _key_order(qi: np.ndarray, drank: np.ndarray, n_q: int) -> np.ndarray | None:
+    """Rows ordered by (query, docno rank) when the run lists each query in one block of the
+    same length (the usual layout); None otherwise (the caller sorts globally).
+
+    Sorting each block on its own is much faster than one global sort of 10M keys.
+    """
+    n = len(qi)
+    if n == 0:
+        return None
+    changes = np.count_nonzero(qi[1:] != qi[:-1])
+    n_blocks = changes + 1
+    if n % n_blocks:
+        return None
+    width = n // n_blocks
+    blocks = np.arange(n, dtype=np.int64).reshape(n_blocks, width)
+    first = qi[::width]
+    if not np.array_equal(qi.reshape(n_blocks, width), np.repeat(first, width)
+                          .reshape(n_blocks, width)):
+        return None  # blocks of unequal length
+    if len(np.unique(first)) != n_blocks:
+        return None  # a query split over several blocks
+    blocks = blocks[np.argsort(first)]
+    within = np.argsort(drank[blocks], axis=1, kind="stable")
+    return np.take_along_axis(blocks, within, axis=1).ravel()
 
 
 def _rank_order(qi: np.ndarray, score: np.ndarray, drank: np.ndarray, n_q: int,

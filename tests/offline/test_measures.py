@@ -137,3 +137,20 @@ def test_bad_measure_arguments(spec, error, needle):
 def test_cutoffs_are_sorted_and_read_like_strtol():
     (req,) = parse_measures(["ndcg_cut.20,10,23.4"])
     assert req[1].names == ("ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23")
+
+
+def test_walked_gain_measures_by_hand():
+    # gains by rank 1, 0, 0, 2, 0; ideal gains 2, 1, 1 (m = 3)
+    got, _ = values(["ndcg_rel", "Rndcg", "G", "G.1=3"])
+    l3, l5 = math.log2(3), math.log2(5)
+    idcg = 2 + 1 / l3 + 0.5
+    dcg = 1 + 2 / l5
+    # ndcg_rel: at rank 1: 1/2; at rank 4: dcg/idcg; the unretrieved d4 adds dcg/idcg
+    assert got["ndcg_rel"] == pytest.approx((0.5 + 2 * dcg / idcg) / 3)
+    # Rndcg: ideal gain changes 2->1 before rank 2 (1/2), 1->0 before rank 4 (1/idcg),
+    # and the end of the list once the ideal is exhausted (dcg/idcg)
+    assert got["Rndcg"] == pytest.approx((0.5 + 1 / idcg + dcg / idcg) / 3)
+    # G: rank 1: 1/log2(2 + 2 - 1); rank 4: cost 2+1+1+1 = 5, gained 3: 2/log2(2 + 5 - 3)
+    assert got["G"] == pytest.approx((1 / l3 + 2 / 2) / 4)
+    # G.1=3: gains 3, 0, 0, 2, 0; ideal 3, 3, 2 (sum 8); rank 4: cost 3+3+2+1, gained 5
+    assert got["G_1=3"] == pytest.approx((3 / 1 + 2 / math.log2(6)) / 8)

@@ -130,3 +130,27 @@ def test_rank_order_paths_agree_with_a_plain_sort(sizes):
     order = ranking._rank_order(qi, score, drank, len(sizes), n, by_key)
     expected = sorted(range(n), key=lambda i: (qi[i], -score[i], -drank[i]))
     assert order.tolist() == expected
+
+
+@pytest.mark.parametrize("layout", ["blocks", "blocks_unordered", "unequal", "interleaved",
+                                    "split"])
+def test_key_order_matches_a_global_sort(layout):
+    rng = np.random.default_rng(7)
+    if layout == "blocks":
+        qi = np.repeat(np.arange(4), 6)
+    elif layout == "blocks_unordered":
+        qi = np.repeat(np.array([2, 0, 3, 1]), 6)
+    elif layout == "unequal":
+        qi = np.repeat(np.arange(3), [2, 6, 4])
+    elif layout == "interleaved":
+        qi = np.tile(np.arange(4), 6)
+    else:  # query 0 in two blocks of the same length
+        qi = np.repeat(np.array([0, 1, 0, 2]), 6)
+    qi = qi.astype(np.int32)
+    drank = rng.permutation(len(qi)).astype(np.int32)
+    got = ranking._key_order(qi, drank, 4)
+    if layout in ("blocks", "blocks_unordered"):
+        expected = np.argsort(qi.astype(np.int64) * len(qi) + drank, kind="stable")
+        assert got.tolist() == expected.tolist()
+    else:
+        assert got is None
