@@ -1,40 +1,39 @@
 """Sensitivity: impressions for 80% power, team-draft interleaving vs an A/B test on CTR.
 
-For each ranker pair of the sample study (sample_logs/manifest.json: same collection,
-rankers and click model as the sample logs) this finds, by repeated simulation, the smallest
-number of impressions (result pages) at which a two-sided test at alpha = 0.05 detects the
-better ranker in 80% of experiments:
+For ranker pairs of the sample study (sample_logs/manifest.json: collection and rankers) and
+two click-traffic settings, this finds by repeated simulation the smallest number of
+impressions (result pages shown) at which a two-sided test at alpha = 0.05 detects the
+offline-better ranker (higher NDCG@10) in 80% of experiments.
 
-- interleaving: N pages, each shown the team-draft list of the pair; the sign test
-  (scipy.stats.binomtest) on wins_A vs wins_B must reject in the direction of the better ranker;
-- A/B on CTR: N pages split equally between the two rankers' own lists; CTR = pages with a
-  click / pages per arm; a two-sided two-sample test of the click indicator
-  (scipy.stats.ttest_ind_from_stats, unequal variances) must reject in the right direction.
+Traffic settings (onlineeval.simulate.calibrated):
+- ``default``: the simulator's defaults (the study's click model, user propensity
+  Normal(0, propensity_sd)), i.e. the sample logs' users;
+- ``calibrated``: CALIBRATED, fitted to the Yandex WSCD 2014 click sample (rank-CTR curve,
+  no-click share, between-query spread of CTR): a random click propensity per topic and per
+  user on a flatter, less satisfying click model.
 
-Pages are independent (one page per user), the conservative setting for interleaving: a
-user-randomised A/B test with several pages per user only gets noisier.
+Both tests randomise users, as a real experiment does. Users see 1 + Poisson(m - 1) pages
+each (m = --pages-per-user, default 3.5: about the sample A/B logs' searches per user), one
+propensity per user, each page's topic drawn by popularity.
+- A/B on CTR: users split equally between the two rankers' own lists; CTR = pages with a click
+  / pages, users as the unit (delta method: onlineeval.stats.moments.ratio +
+  onlineeval.stats.tests.compare, as the A/B readout); it must reject in the right direction.
+- Interleaving: every page shows the team-draft list of the pair; the readout's sign test
+  (scipy.stats.binomtest via onlineeval.interleaving.significance.sign_test) on the pages'
+  wins_A vs wins_B must reject in the right direction.
+Impressions = users x m for both (the same pages-per-user law on both sides).
 
-How the repeated experiments are simulated: every page is an i.i.d. draw (topic by popularity,
-user propensity, merged list, clicks), so the counts of an N-page experiment follow exactly a
-multinomial (interleaving: win A / win B / tie / no credit) or a binomial (A/B: clicked or not
-per arm) law with the per-page probabilities. Those probabilities come from the click model:
-for interleaving from a large page-level simulation (onlineeval.simulate.interleaving.
-simulate_outcomes, --pages pages per pair), for CTR exactly from the cascade's no-click
-probability integrated over topics and the propensity distribution (checked against a
-page-level simulation, printed). Each power estimate uses --reps experiments; N is found by
-doubling and then bisection on log N. Finally the interleaving N is checked with fully
-page-level simulated experiments.
-
-User-randomised scenario (second table): users see 1 + Poisson(--pages-per-user - 1) pages
-each, with one click propensity per user. A pool of --pool-users simulated users is made per
-ranker (A/B) and per pair (interleaving); each experiment draws its users from the pool with
-replacement. A/B: users split between the arms, CTR = clicked pages / pages with users as the
-unit (delta method, onlineeval.stats.moments.ratio and onlineeval.stats.tests.compare, as the
-A/B readout does); interleaving: the readout's sign test on the pages' wins. The search runs
-over users; impressions = users x mean pages per user.
+How: per setting, a pool of --pool-users simulated users is made per ranker (A/B) and per
+pair (interleaving), storing per user (clicked pages, pages) or (wins A, wins B); each
+experiment draws its users from the pool with replacement (--reps experiments per power
+estimate). The search doubles from a start value, then bisects on log N to a 2% bracket. When
+the N found is more than a fifth of the pool, the pool is regenerated 10 x N users large and
+the search repeated (a pool must be much larger than an experiment for its own sampling
+error not to bias the power).
 
 Run (heavy: take the lock):
-    flock /tmp/onlineeval-heavy.lock /work/venv/bin/python bench/sensitivity.py
+    flock /tmp/onlineeval-heavy.lock /work/venv/bin/python bench/sensitivity.py \\
+        --json bench/_out/sensitivity.json
 """
 
 from __future__ import annotations
@@ -44,75 +43,33 @@ import json
 import math
 import sys
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from onlineeval.interleaving.significance import sign_test  # noqa: E402
 from onlineeval.progress import Progress  # noqa: E402
-from onlineeval.simulate import ClickModel, ndcg_at_k  # noqa: E402
-from onlineeval.simulate.interleaving import (  # noqa: E402
-    _click_model,
-    simulate_outcomes,
-    study_rankers,
+from onlineeval.simulate import ndcg_at_k  # noqa: E402
+from onlineeval.simulate.calibrated import (  # noqa: E402
+    CALIBRATED,
+    HETEROGENEOUS,
+    CalibratedTraffic,
+    PageLists,
+    expected_moments,
+    simulate_pages,
+    study_world,
 )
+from onlineeval.simulate.interleaving import _click_model  # noqa: E402
 from onlineeval.stats.moments import Moments, ratio  # noqa: E402
 from onlineeval.stats.tests import compare  # noqa: E402
 
 ALPHA, POWER = 0.05, 0.80
-
-
-def no_click_probability(model: ClickModel, grades: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """P(no click on the page) for each propensity in ``b`` (exact, from the cascade).
-
-    The user examines rank 1; at each examined rank she does not click with probability
-    1 - alpha_r and then continues with probability gamma (or the list ends). Hence
-    P(no click) = sum_{r<n} prod_{j<=r}(1-alpha_j) gamma^(r-1) (1-gamma)
-                 + prod_{j<=n}(1-alpha_j) gamma^(n-1).
-    """
-    gamma = model.continuation
-    logits = np.asarray(model._logits)[grades][None, :] + b[:, None]
-    miss = np.cumprod(1.0 - 1.0 / (1.0 + np.exp(-logits)), axis=1)  # prod_{j<=r}(1-alpha_j)
-    n = grades.size
-    r = np.arange(1, n + 1)
-    leave = np.where(r < n, (gamma ** (r - 1)) * (1 - gamma), gamma ** (n - 1))
-    return (miss * leave[None, :]).sum(axis=1)
-
-
-def exact_ctr(collection, run, model: ClickModel, propensity_sd: float, k: int = 10) -> float:
-    """CTR of a ranker: P(a page has a click), over topic popularity and propensity."""
-    nodes, weights = np.polynomial.hermite_e.hermegauss(60)  # E over Normal(0, 1)
-    weights = weights / weights.sum()
-    b = nodes * propensity_sd
-    total = 0.0
-    for qid, p in zip(collection.qids, collection.popularity, strict=True):
-        grades = np.asarray(collection.grades(qid, run.ranking(qid)[:k]))
-        total += p * float(weights @ (1.0 - no_click_probability(model, grades, b)))
-    return total
-
-
-def ab_page_clicks(collection, run, model, propensity_sd, users, rng, k=10) -> np.ndarray:
-    """Clicked-or-not of each page served by ``run``; page i belongs to user ``users[i]``."""
-    n = users.size
-    topic = rng.choice(len(collection.qids), size=n, p=collection.popularity)
-    grades = np.full((n, k), -1)
-    for q in np.unique(topic):
-        rows = np.flatnonzero(topic == q)
-        g = collection.grades(collection.qids[q], run.ranking(collection.qids[q])[:k])
-        grades[rows, : len(g)] = g
-    propensity = rng.normal(0, propensity_sd, int(users.max()) + 1)
-    clicked, _, _ = model.simulate_batch(grades, rng, propensity[users])
-    return clicked.any(axis=1)
-
-
-def simulated_ctr(collection, run, model, propensity_sd, n, rng, k=10) -> float:
-    return float(ab_page_clicks(collection, run, model, propensity_sd, np.arange(n), rng,
-                                k).mean())
+_CHUNK_USERS = 100_000
 
 
 def page_users(n_users: int, pages_mean: float, rng: np.random.Generator) -> np.ndarray:
@@ -121,12 +78,33 @@ def page_users(n_users: int, pages_mean: float, rng: np.random.Generator) -> np.
     return np.repeat(np.arange(n_users), pages)
 
 
-def _power_il_users(n: int, wins: np.ndarray, better_is_b: bool, reps: int,
-                    rng: np.random.Generator) -> float:
+def user_pool(lists: PageLists, popularity: np.ndarray, topic_effect: np.ndarray,
+              traffic: CalibratedTraffic, n_users: int, pages_mean: float, interleaved: bool,
+              rng: np.random.Generator) -> np.ndarray:
+    """Per simulated user: (clicked pages, pages) for a ranker, (wins A, wins B) for a pair.
+    Simulated in blocks of users (each block draws its own users' propensities)."""
+    out = np.zeros((n_users, 2))
+    for lo in range(0, n_users, _CHUNK_USERS):
+        m = min(_CHUNK_USERS, n_users - lo)
+        users = page_users(m, pages_mean, rng)
+        sim = simulate_pages(lists, popularity, topic_effect, users, traffic, rng)
+        if interleaved:
+            ca, cb = sim["credit_a"], sim["credit_b"]
+            out[lo:lo + m, 0] = np.bincount(users, ca > cb, m)
+            out[lo:lo + m, 1] = np.bincount(users, cb > ca, m)
+        else:
+            out[lo:lo + m, 0] = np.bincount(users, sim["clicks"] > 0, m)
+            out[lo:lo + m, 1] = np.bincount(users, None, m)
+    return out
+
+
+def power_interleaving(n: int, wins: np.ndarray, better_is_b: bool, reps: int,
+                       rng: np.random.Generator) -> float:
     """Power of the sign test with ``n`` users drawn from a pool (rows: wins_a, wins_b)."""
     hits = 0
-    for start in range(0, reps, max(1, 4_000_000 // n)):
-        c = min(reps - start, max(1, 4_000_000 // n))
+    step = max(1, 4_000_000 // n)
+    for start in range(0, reps, step):
+        c = min(reps - start, step)
         idx = rng.integers(0, wins.shape[0], (c, n))
         wa, wb = wins[idx, 0].sum(1), wins[idx, 1].sum(1)
         hits += sum(sign_test(x, y) < ALPHA and (y > x) == better_is_b
@@ -134,11 +112,10 @@ def _power_il_users(n: int, wins: np.ndarray, better_is_b: bool, reps: int,
     return hits / reps
 
 
-def _power_ab_users(n: int, pool_a: np.ndarray, pool_b: np.ndarray, reps: int,
-                    rng: np.random.Generator) -> float:
+def power_ab(n: int, pool_a: np.ndarray, pool_b: np.ndarray, better_is_b: bool, reps: int,
+             rng: np.random.Generator) -> float:
     """Power of the user-level CTR comparison (delta method) with ``n`` users per arm drawn
     from each arm's pool (rows: clicked pages, pages)."""
-    b_better = pool_b[:, 0].sum() / pool_b[:, 1].sum() > pool_a[:, 0].sum() / pool_a[:, 1].sum()
     hits = 0
     step = max(1, 2_000_000 // n)
     for start in range(0, reps, step):
@@ -146,65 +123,111 @@ def _power_ab_users(n: int, pool_a: np.ndarray, pool_b: np.ndarray, reps: int,
         est = [ratio(Moments.from_units(pool[rng.integers(0, pool.shape[0], (c, n))]), 0, 1)
                for pool in (pool_a, pool_b)]
         res = compare(est[0], est[1], alpha=ALPHA)
-        right = (res.abs_diff > 0) if b_better else (res.abs_diff < 0)
+        right = (res.abs_diff > 0) if better_is_b else (res.abs_diff < 0)
         hits += int(np.sum((res.p_value < ALPHA) & right))
     return hits / reps
 
 
-def _power_il(n: int, probs: np.ndarray, better_is_b: bool, reps: int,
-                       rng: np.random.Generator) -> float:
-    counts = rng.multinomial(n, probs, size=reps)
-    hits = 0
-    for wa, wb in counts[:, :2]:
-        if sign_test(wa, wb) < ALPHA and (wb > wa) == better_is_b:
-            hits += 1
-    return hits / reps
-
-
-def _power_ab(n: int, ctr_a: float, ctr_b: float, reps: int, rng: np.random.Generator) -> float:
-    half = n // 2
-    ka, kb = rng.binomial(half, ctr_a, reps), rng.binomial(half, ctr_b, reps)
-    ma, mb = ka / half, kb / half
-    sa = np.sqrt(ma * (1 - ma) * half / (half - 1))
-    sb = np.sqrt(mb * (1 - mb) * half / (half - 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = stats.ttest_ind_from_stats(mb, sb, half, ma, sa, half, equal_var=False).pvalue
-    right = (mb > ma) if ctr_b > ctr_a else (ma > mb)
-    return float(np.mean((p < ALPHA) & right))
-
-
-def impressions_for_power(power_at, start: int, label: str, steps: int = 16,
-                          limit: int = 10**8) -> tuple[int | None, float]:
+def units_for_power(power_at, start: int, label: str, steps: int = 16,
+                    limit: int = 10**7) -> tuple[int | None, float]:
     """Smallest N (to ~2%) with power >= 0.8: halving or doubling from ``start`` to bracket
-    it, then bisection on log N. (None, power) when even ``limit`` impressions fall short
-    (e.g. the click model prefers the offline-worse ranker, or not at all)."""
+    it, then bisection on log N. Returns N and the power estimated there during the search;
+    (None, power) when even ``limit`` falls short."""
+    seen: dict[int, float] = {}
+
+    def at(n: int) -> float:
+        if n not in seen:
+            seen[n] = power_at(n)
+            bar.update()
+        return seen[n]
+
     lo, hi = start, start
     with Progress(label) as bar:
-        if power_at(start) >= POWER:
-            while lo > 2 and power_at(lo // 2) >= POWER:
+        if at(start) >= POWER:
+            while lo > 2 and at(lo // 2) >= POWER:
                 lo //= 2
-                bar.update()
             hi, lo = lo, lo // 2
         else:
-            while power_at(hi) < POWER:
+            while at(hi) < POWER:
                 lo, hi = hi, hi * 2
-                bar.update()
                 if hi > limit:
-                    return None, power_at(limit)
+                    return None, at(limit)
         for _ in range(steps):
             if hi - lo <= 1 or hi / max(lo, 1) < 1.02:
                 break
             mid = int(round(math.sqrt(max(lo, 1) * hi)))
-            if power_at(mid) >= POWER:
+            if at(mid) >= POWER:
                 hi = mid
             else:
                 lo = mid
-            bar.update()
-    return hi, power_at(hi)
+    return hi, at(hi)
 
 
-def _n(n: int | None) -> str:
-    return f"{n:,}" if n is not None else "> 100,000,000"
+def run_pair(setting: str, traffic: CalibratedTraffic, topic_effect: np.ndarray,
+             collection, runs, a: str, b: str, args, rng: np.random.Generator) -> dict:
+    t0 = time.perf_counter()
+    ndcg_a, ndcg_b = ndcg_at_k(collection, runs[a]), ndcg_at_k(collection, runs[b])
+    better_is_b = ndcg_b > ndcg_a
+    pop = collection.popularity
+    pair_lists = PageLists.team_draft(collection, runs[a], runs[b])
+    arm_lists = [PageLists.ranker(collection, runs[r]) for r in (a, b)]
+    m = args.pages_per_user
+
+    def search(kind: str, pool_users: int) -> tuple[int | None, float, dict]:
+        if kind == "interleaving":
+            wins = user_pool(pair_lists, pop, topic_effect, traffic, pool_users, m, True, rng)
+            n, pw = units_for_power(
+                partial(power_interleaving, wins=wins, better_is_b=better_is_b,
+                        reps=args.reps, rng=rng), 50, f"{setting} {a}:{b} interleaving")
+            info = {"wins_a_per_user": wins[:, 0].mean(), "wins_b_per_user": wins[:, 1].mean()}
+        else:
+            pools = [user_pool(lst, pop, topic_effect, traffic, pool_users, m, False, rng)
+                     for lst in arm_lists]
+            n, pw = units_for_power(
+                partial(power_ab, pool_a=pools[0], pool_b=pools[1], better_is_b=better_is_b,
+                        reps=args.reps, rng=rng), 500, f"{setting} {a}:{b} A/B")
+            info = {"ctr_a_pool": pools[0][:, 0].sum() / pools[0][:, 1].sum(),
+                    "ctr_b_pool": pools[1][:, 0].sum() / pools[1][:, 1].sum()}
+        return n, pw, info
+
+    out: dict[str, object] = {}
+    for kind in ("interleaving", "ab"):
+        pool = args.pool_users
+        n, pw, info = search(kind, pool)
+        if n is not None and n > pool / 5:
+            pool = 10 * n
+            n, pw, info = search(kind, pool)
+        out.update({f"{kind}_units": n, f"{kind}_power": pw, f"{kind}_pool_users": pool,
+                    **info})
+    n_il, n_ab = out["interleaving_units"], out["ab_units"]
+    exact = [1 - expected_moments(traffic, collection, runs[r]).no_click_share for r in (a, b)]
+    row = {
+        "setting": setting, "pair": f"{a} vs {b}", "ndcg10_a": ndcg_a, "ndcg10_b": ndcg_b,
+        "ndcg10_margin": ndcg_b - ndcg_a, "ctr_a_expected": exact[0],
+        "ctr_b_expected": exact[1], **out, "pages_per_user": m,
+        "impressions_interleaving": n_il * m if n_il else None,
+        "impressions_ab": 2 * n_ab * m if n_ab else None,
+        "ratio": 2 * n_ab / n_il if n_il and n_ab else None,
+        "seconds": time.perf_counter() - t0,
+    }
+    wa, wb = out["wins_a_per_user"], out["wins_b_per_user"]
+    d = (wa - wb) / (wa + wb) / 2 if wa + wb else math.nan
+    row["share_a_minus_half"] = d
+    print(f"\n[{setting}] {row['pair']}: NDCG@10 {ndcg_a:.4f} vs {ndcg_b:.4f} "
+          f"(margin {ndcg_b - ndcg_a:+.4f})")
+    print(f"  CTR A / B: pool {out['ctr_a_pool']:.4f} / {out['ctr_b_pool']:.4f} "
+          f"(model expectation {exact[0]:.4f} / {exact[1]:.4f}); interleaving wins per page "
+          f"A {wa / m:.4f}, B {wb / m:.4f}")
+    shown = {k: (f"{v:,}" if v else "> 10,000,000") for k, v in
+             (("il", n_il), ("ab", n_ab))}
+    print(f"  users for 80% power: interleaving {shown['il']} (power "
+          f"{out['interleaving_power']:.3f}), A/B {shown['ab']} per arm (power "
+          f"{out['ab_power']:.3f})")
+    if row["ratio"]:
+        print(f"  impressions: interleaving ~{row['impressions_interleaving']:,.0f}, A/B "
+              f"~{row['impressions_ab']:,.0f}; ratio A/B / interleaving {row['ratio']:.1f}x")
+    print(f"  ({row['seconds']:.0f} s)")
+    return row
 
 
 def main() -> int:
@@ -212,123 +235,58 @@ def main() -> int:
     ap.add_argument("--study", default=str(ROOT / "sample_logs"))
     ap.add_argument("--pairs", default="s100:s200,s130:s160",
                     help="ranker pairs A:B (default: a large and a small offline margin)")
-    ap.add_argument("--pages", type=int, default=2_000_000,
-                    help="pages simulated per pair for the interleaving outcome probabilities")
-    ap.add_argument("--reps", type=int, default=2000, help="experiments per power estimate")
-    ap.add_argument("--check-reps", type=int, default=300,
-                    help="page-level experiments for the final interleaving check")
+    ap.add_argument("--settings", default="default,heterogeneous,calibrated",
+                    help="traffic settings to run: default, heterogeneous, calibrated")
+    ap.add_argument("--worlds", type=int, default=3,
+                    help="draws of the topic effects per setting that has them (default 3)")
+    ap.add_argument("--user-sd", type=float, default=None,
+                    help="override the user propensity sd of every setting (not identified "
+                         "by the click sample; default: 0.8, the simulator's)")
+    ap.add_argument("--reps", type=int, default=1000, help="experiments per power estimate")
     ap.add_argument("--pages-per-user", type=float, default=3.5,
-                    help="mean pages per user in the user-randomised scenario (default 3.5, "
-                         "about the sample A/B logs'); 0 skips that scenario")
+                    help="mean pages per user: 1 + Poisson(m - 1) (default 3.5)")
     ap.add_argument("--pool-users", type=int, default=300_000,
-                    help="simulated users per pool in the user-randomised scenario")
-    ap.add_argument("--user-reps", type=int, default=1000,
-                    help="experiments per power estimate in the user-randomised scenario")
+                    help="simulated users per pool (grown when an experiment needs more)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args()
-    ab_pools: dict[str, np.ndarray] = {}
-
-    def ab_pool(name: str) -> np.ndarray:
-        """Per user (clicked pages, pages) of users served by ranker ``name``."""
-        if name not in ab_pools:
-            users = page_users(args.pool_users, args.pages_per_user, rng)
-            clicked = ab_page_clicks(collection, runs[name], model, sd, users, rng)
-            ab_pools[name] = np.column_stack([
-                np.bincount(users, clicked, args.pool_users),
-                np.bincount(users, None, args.pool_users)])
-        return ab_pools[name]
-
+    if args.pages_per_user < 1:
+        ap.error("--pages-per-user must be >= 1")
     manifest = json.loads((Path(args.study) / "manifest.json").read_text())
-    collection, runs = study_rankers(manifest)
-    model = _click_model(manifest["click_model"])
-    sd = float(manifest["traffic"]["propensity_sd"])
+    collection, runs = study_world(manifest)
+    default = CalibratedTraffic(_click_model(manifest["click_model"]), shift=0.0,
+                                query_sd=0.0,
+                                user_sd=float(manifest["traffic"]["propensity_sd"]))
+    settings = {"default": default, "heterogeneous": HETEROGENEOUS, "calibrated": CALIBRATED}
+    if args.user_sd is not None:
+        settings = {k: replace(v, user_sd=args.user_sd) for k, v in settings.items()}
     rng = np.random.default_rng(args.seed)
     results = []
-    for pair in args.pairs.split(","):
-        a, b = pair.split(":")
-        t0 = time.perf_counter()
-        ndcg_a, ndcg_b = ndcg_at_k(collection, runs[a]), ndcg_at_k(collection, runs[b])
-        sim = simulate_outcomes(collection, runs[a], runs[b], args.pages, rng,
-                                click_model=model, propensity_sd=sd)
-        ca, cb = sim["credit_a"], sim["credit_b"]
-        probs = np.array([np.mean(ca > cb), np.mean(cb > ca), np.mean((ca == cb) & (ca > 0))])
-        probs = np.append(probs, 1 - probs.sum())
-        better_is_b = ndcg_b > ndcg_a
-        ctr_a, ctr_b = (exact_ctr(collection, runs[r], model, sd) for r in (a, b))
-        mc_a = simulated_ctr(collection, runs[a], model, sd, 1_000_000, rng)
-        n_il, pw_il = impressions_for_power(
-            partial(_power_il, probs=probs, better_is_b=better_is_b, reps=args.reps, rng=rng),
-            100,
-            f"{a}:{b} interleaving")
-        n_ab, pw_ab = impressions_for_power(
-            partial(_power_ab, ctr_a=ctr_a, ctr_b=ctr_b, reps=args.reps * 4, rng=rng), 1000,
-            f"{a}:{b} A/B")
-        # page-level check of the interleaving figure: fully simulated experiments
-        pw_check = math.nan
-        if n_il is not None:
-            check = simulate_outcomes(collection, runs[a], runs[b], n_il * args.check_reps,
-                                      rng, click_model=model, propensity_sd=sd)
-            xa = check["credit_a"].reshape(args.check_reps, n_il)
-            xb = check["credit_b"].reshape(args.check_reps, n_il)
-            wa, wb = (xa > xb).sum(1), (xb > xa).sum(1)
-            pw_check = float(np.mean([sign_test(x, y) < ALPHA and (y > x) == better_is_b
-                                      for x, y in zip(wa, wb, strict=True)]))
-        if args.pages_per_user >= 1:
-            users = page_users(args.pool_users, args.pages_per_user, rng)
-            sim_u = simulate_outcomes(collection, runs[a], runs[b], users.size, rng,
-                                      click_model=model, propensity_sd=sd, users=users)
-            xa, xb = sim_u["credit_a"], sim_u["credit_b"]
-            wins = np.column_stack([np.bincount(users, xa > xb, args.pool_users),
-                                    np.bincount(users, xb > xa, args.pool_users)])
-            u_il, upw_il = impressions_for_power(
-                partial(_power_il_users, wins=wins, better_is_b=better_is_b,
-                        reps=args.user_reps, rng=rng), 50, f"{a}:{b} interleaving, users")
-            u_ab, upw_ab = impressions_for_power(
-                partial(_power_ab_users, pool_a=ab_pool(a), pool_b=ab_pool(b),
-                        reps=args.user_reps, rng=rng), 500, f"{a}:{b} A/B, users")
-        else:
-            u_il = u_ab = None
-            upw_il = upw_ab = math.nan
-        d = (probs[0] + probs[2] / 2) / probs[:3].sum() - 0.5
-        row = {
-            "pair": f"{a} vs {b}", "ndcg10_a": ndcg_a, "ndcg10_b": ndcg_b,
-            "ndcg10_margin": ndcg_b - ndcg_a, "delta_ab": d, "p_win_a": probs[0],
-            "p_win_b": probs[1], "p_tie": probs[2], "ctr_a": ctr_a, "ctr_b": ctr_b,
-            "ctr_a_simulated_1M": mc_a, "impressions_interleaving": n_il,
-            "power_interleaving": pw_il, "power_interleaving_page_level_check": pw_check,
-            "impressions_ab": n_ab, "power_ab": pw_ab,
-            "ratio_ab_over_interleaving": n_ab / n_il if n_ab and n_il else None,
-            "users_interleaving_user_level": u_il, "power_interleaving_user_level": upw_il,
-            "users_per_arm_ab_user_level": u_ab, "power_ab_user_level": upw_ab,
-            "pages_per_user": args.pages_per_user,
-            "seconds": time.perf_counter() - t0,
-        }
-        if u_il and u_ab:
-            row["impressions_interleaving_user_level"] = u_il * args.pages_per_user
-            row["impressions_ab_user_level"] = 2 * u_ab * args.pages_per_user
-            row["ratio_user_level"] = 2 * u_ab / u_il
-        results.append(row)
-        print(f"\n{row['pair']}: NDCG@10 {ndcg_a:.4f} vs {ndcg_b:.4f} (margin "
-              f"{ndcg_b - ndcg_a:+.4f})")
-        print(f"  interleaving: P(win A, win B, tie) = {probs[0]:.4f}, {probs[1]:.4f}, "
-              f"{probs[2]:.4f}; delta_AB = {d:+.4f}")
-        print(f"  A/B: CTR {ctr_a:.5f} vs {ctr_b:.5f} (exact; page-level simulation of A: "
-              f"{mc_a:.5f})")
-        print(f"  impressions for 80% power: interleaving {_n(n_il)} (power {pw_il:.3f}; "
-              f"page-level check {pw_check:.3f} over {args.check_reps} experiments), "
-              f"A/B {_n(n_ab)} (power {pw_ab:.3f})")
-        ratio = row["ratio_ab_over_interleaving"]
-        shown = f"{ratio:.1f}x" if ratio else "n/a (a method never reached 80% power)"
-        print(f"  ratio A/B / interleaving: {shown}")
-        if u_il and u_ab:
-            print(f"  user-randomised ({args.pages_per_user} pages per user): interleaving "
-                  f"{u_il:,} users (~{u_il * args.pages_per_user:,.0f} impressions, power "
-                  f"{upw_il:.3f}), A/B {u_ab:,} users per arm (~"
-                  f"{2 * u_ab * args.pages_per_user:,.0f} impressions, power {upw_ab:.3f}); "
-                  f"ratio {2 * u_ab / u_il:.1f}x")
-        print(f"  ({row['seconds']:.0f} s)")
+    for name in args.settings.split(","):
+        if name not in settings:
+            ap.error(f"unknown setting {name!r}; known: {', '.join(settings)}")
+        traffic = settings[name]
+        for world in range(args.worlds if traffic.query_sd > 0 else 1):
+            topic_effect = traffic.topic_effects(len(collection.qids), rng)
+            label = f"{name}/w{world + 1}" if traffic.query_sd > 0 else name
+            for pair in args.pairs.split(","):
+                a, b = pair.split(":")
+                row = run_pair(label, traffic, topic_effect, collection, runs, a, b, args,
+                               rng)
+                row["world"] = world + 1
+                row["traffic"] = traffic.params()
+                results.append(row)
+    print("\nsetting         pair            NDCG margin  CTR A / B        users IL  users A/B "
+          "(both)  impressions IL  impressions A/B  ratio")
+    for r in results:
+        il, ab = r["interleaving_units"], r["ab_units"]
+        print(f"{r['setting']:<15} {r['pair']:<15} {r['ndcg10_margin']:+.4f}     "
+              f"{r['ctr_a_pool']:.3f} / {r['ctr_b_pool']:.3f}  {il or 0:>8,}  "
+              f"{2 * (ab or 0):>16,}  {r['impressions_interleaving'] or 0:>14,.0f}  "
+              f"{r['impressions_ab'] or 0:>15,.0f}  "
+              + (f"{r['ratio']:.1f}x" if r["ratio"] else "n/a"))
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2, default=float) + "\n")
     return 0
 

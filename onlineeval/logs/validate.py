@@ -103,9 +103,16 @@ def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table],
 
 # --- searches -------------------------------------------------------------------------------
 
+# Optional columns whose absence changes what the metrics do (derive sessions, n_results or
+# dwell; drop time-based metrics); an entirely empty one is treated as absent. Text columns
+# (query, variant, ...) are not checked: reading them costs, and empty they change nothing.
+_MAY_BE_EMPTY = frozenset({"ts", "session_id", "n_results", "rank", "doc_id", "dwell_ms"})
+
+
 def _optional(t: _Table) -> list[str]:
-    """Provided columns that may be entirely empty (then treated as absent)."""
-    return [c.name for c in SCHEMA[t.name] if not c.required and t.has(c.name)]
+    """Provided optional columns checked for having no value at all."""
+    return [c.name for c in SCHEMA[t.name]
+            if not c.required and c.name in _MAY_BE_EMPTY and t.has(c.name)]
 
 
 def _note_empty(report: LoadReport, t: _Table, counts: list[int], n: int) -> None:
@@ -202,47 +209,41 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     null = f"r.{SID} IS NULL OR r.{RANK} IS NULL OR r.{DOC} IS NULL"
     valid = f"NOT ({null}) AND r.{RANK} >= 1"
     n_bad = len(_checked(t))
-    # One pass grouped by search: row counts per problem, and a bitmask of the ranks 1..63
-    # seen, so a repeated rank shows as fewer mask bits than rows without counting distinct
-    # (search_id, rank) pairs over the whole table. Ranks above 63 are rare; more than one
-    # per search sends the log to the exact check below.
-    small = f"NOT ({null}) AND r.{RANK} BETWEEN 1 AND 63"
-    bads = "".join(f", count(*) FILTER (WHERE {qi('_oe_bad_' + c)}) AS b{i}"
-                   for i, c in enumerate(_checked(t)))
-    grouped = (
-        f"SELECT r.{SID} AS sid, count(*) AS n, "
-        f"count(*) FILTER (WHERE r.{RANK} IS NULL OR r.{DOC} IS NULL) AS n_null, "
-        f"count(*) FILTER (WHERE r.{RANK} < 1 AND r.{DOC} IS NOT NULL) AS n_low, "
-        f"count(*) FILTER (WHERE {small}) AS n_small, "
-        f"coalesce(bit_or(CASE WHEN {small} THEN CAST(1 AS UBIGINT) << "
-        f"CAST(r.{RANK} AS UBIGINT) END), CAST(0 AS UBIGINT)) AS mask, "
-        f"count(*) FILTER (WHERE NOT ({null}) AND r.{RANK} > 63) AS n_big{bads}"
-        f"{''.join(f', count(r.{qi(c)}) AS o{i}' for i, c in enumerate(_optional(t)))} "
-        f"FROM {t.check} r GROUP BY r.{SID}"
-    )
-    excl = (f"e.{SID} IS NOT NULL" if excluded_sids else "false")
-    joins = f" LEFT JOIN {_BASE_SEARCHES} k ON g.sid = k.{SID}"
+    optional = _optional(t)
+    # Pass 1, row by row joined to the kept searches: rows, nulls, ranks < 1, rows of
+    # excluded or unknown searches, bad values, filled optional columns.
+    excl = f"e.{SID} IS NOT NULL" if excluded_sids else "false"
+    lost = f"{valid} AND k.{SID} IS NULL"
+    frm = f"{t.check} r LEFT JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID}"
     if excluded_sids:
-        joins += f" LEFT JOIN {_EXCL_SIDS} e ON g.sid = e.{SID}"
-    lost = f"g.sid IS NOT NULL AND k.{SID} IS NULL"
-    sums = "".join(f", sum(g.b{i})" for i in range(n_bad))
-    sums += "".join(f", sum(g.o{i})" for i in range(len(_optional(t))))
+        frm += f" LEFT JOIN {_EXCL_SIDS} e ON r.{SID} = e.{SID}"
     row = _query(con, t, (
-        f"SELECT sum(g.n), sum(CASE WHEN g.sid IS NULL THEN g.n ELSE g.n_null END), "
-        f"sum(CASE WHEN g.sid IS NULL THEN 0 ELSE g.n_low END), "
-        f"count(*) FILTER (WHERE g.sid IS NOT NULL AND "
-        f"(g.n_small <> bit_count(g.mask) OR g.n_big > 1)), "
-        f"sum(g.n_small + g.n_big) FILTER (WHERE {lost} AND {excl}), "
-        f"sum(g.n_small + g.n_big) FILTER (WHERE {lost} AND NOT {excl}){sums} "
-        f"FROM ({grouped}) g{joins}"))[0]
+        f"SELECT count(*), count(*) FILTER (WHERE {null}), "
+        f"count(*) FILTER (WHERE NOT ({null}) AND r.{RANK} < 1), "
+        f"count(*) FILTER (WHERE {lost} AND {excl}), "
+        f"count(*) FILTER (WHERE {lost} AND NOT {excl})"
+        f"{''.join(', ' + b for b in _bad_counts(t))}"
+        f"{''.join(f', count(r.{qi(c)})' for c in optional)} FROM {frm}"))[0]
     row = [int(v or 0) for v in row]
     n = row[0]
-    _raise_bad_values(con, t, row[6:6 + n_bad], n)
-    _note_empty(report, t, row[6 + n_bad:], n)
+    _raise_bad_values(con, t, row[5:5 + n_bad], n)
+    _note_empty(report, t, row[5 + n_bad:], n)
     report.rows_read["results"] = n
-    reasons = [row[1], row[2], 0, row[4], row[5]]
+    reasons = [row[1], row[2], 0, row[3], row[4]]
+    # Pass 2, repeated ranks: grouped by a hash of search_id, a bitmask of the ranks 1..63
+    # seen shows a repeat as fewer bits than rows, without counting distinct (search_id, rank)
+    # pairs. A hash collision or more than one rank above 63 in a group only makes it suspect
+    # a repeat, which the exact GROUP BY below then confirms or rules out.
+    small = f"r.{RANK} BETWEEN 1 AND 63"
+    suspect = _query(con, t, (
+        f"SELECT count(*) FILTER (WHERE n_small <> bit_count(mask) OR n_big > 1) FROM ("
+        f"SELECT hash(r.{SID}) AS h, count(*) FILTER (WHERE {small}) AS n_small, "
+        f"coalesce(bit_or(CASE WHEN {small} THEN CAST(1 AS UBIGINT) << "
+        f"CAST(r.{RANK} AS UBIGINT) END), CAST(0 AS UBIGINT)) AS mask, "
+        f"count(*) FILTER (WHERE r.{RANK} > 63) AS n_big "
+        f"FROM {t.typed} r WHERE {valid} GROUP BY h)"))[0][0]
     dup = False
-    if row[3]:
+    if suspect:
         _create(con, t, "TABLE", _DUP_RANKS,
                 f"SELECT r.{SID}, r.{RANK} FROM {t.typed} r WHERE {valid} "
                 f"GROUP BY r.{SID}, r.{RANK} HAVING count(*) > 1")
@@ -348,8 +349,18 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: L
             f"AS _oe_reason FROM {t.typed} c{search_joins}{page_joins}")
     else:
         classified["clicks"] = by_search
-    sel = ", ".join(f"count(*) FILTER (WHERE _oe_reason = '{r}')" for r in CLICK_REASONS)
-    reasons = _query(con, t, f"SELECT {sel} FROM ({classified['clicks']})")[0]
+    sel = ", ".join(f"count(*) FILTER (WHERE _oe_reason = '{r}')" for r in CLICK_REASONS[:4])
+    reasons = list(_query(con, t, f"SELECT {sel} FROM ({by_search})")[0])
+    not_on_page = 0
+    if has_results:
+        # Counted over all clicks with a usable rank/doc, whatever their search: the kept
+        # results hold only kept searches, so every click of an excluded or unknown search is
+        # among them too, and is subtracted. This keeps the searches out of this join.
+        off_page = _query(con, t, (
+            f"SELECT count(*) FROM {t.typed} c{page_joins} WHERE NOT ({null}) "
+            f"AND (c.{RANK} IS NULL OR c.{RANK} >= 1) AND NOT ({on_page})"))[0][0]
+        not_on_page = off_page - reasons[2] - reasons[3]
+    reasons.append(not_on_page)
     _reason_counts(report, "clicks", CLICK_REASONS, list(reasons))
     by = dict(zip(CLICK_REASONS, reasons, strict=True))
 

@@ -10,25 +10,18 @@ Engine (this package's lower layer, see each module's docstring):
 - :mod:`~onlineeval.offline.trec_eval` — ``trec_eval(...)``: selection, summaries and the exact
   text output behind ``onlineeval trec-eval``.
 
-User API: ``evaluate`` (familiar metric names) and ``rbo`` live in ``api`` / ``rbo``.
+User API: ``evaluate`` (familiar metric names, in ``api``), ``rbo`` (in ``rbo``) and the paired
+comparison of runs ``compare`` (in ``compare``).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from onlineeval.offline.api import evaluate
+from onlineeval.offline.compare import compare
+from onlineeval.offline.rbo import rbo
 from onlineeval.offline.trec_format import read_qrels, read_run
 
-__all__ = ["evaluate", "rbo", "read_qrels", "read_run"]
-
-
-def __getattr__(name: str) -> Any:
-    # evaluate and rbo come from modules built on this engine; import them on first use so
-    # the readers and the trec_eval engine never depend on them.
-    if name == "evaluate":
-        from onlineeval.offline.api import evaluate
-        return evaluate
-    if name == "rbo":
-        from onlineeval.offline.rbo import rbo
-        return rbo
-    raise AttributeError(f"module 'onlineeval.offline' has no attribute {name!r}")
+# Importing each function after its module keeps the package attribute bound to the function
+# (``onlineeval.offline.compare(...)``) even though a submodule of the same name exists: Python
+# binds a submodule to its package only when it first loads it, which happens just above.
+__all__ = ["compare", "evaluate", "rbo", "read_qrels", "read_run"]

@@ -128,6 +128,12 @@ def parse_measure(name: str) -> MeasureSpec:
             measure = MEASURES.get(f"{base}@")
         else:
             measure = MEASURES.get(base)
+        if measure.params != "cutoffs":
+            raise InvalidParameterError(
+                f"measure {name!r}: {measure.name!r} does not take a rank cutoff '@k'"
+                + ("" if measure.params == "none" else
+                   f"; give its parameters as {measure.name}.PARAMS")
+            )
     elif "." in text and text.split(".", 1)[0] in MEASURES:
         base, params_text = text.split(".", 1)
         measure = MEASURES.get(base)

@@ -229,25 +229,23 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     qids = strings.to_object(quniq)[np.argsort(qrank)]
     qi_q = qrank[qcode]
 
-    # ---- duplicate judgments
+    # ---- duplicate judgments (an error once we know the query is evaluated, as trec_eval)
     dcode_q, duniq_q = strings.encode(q.docno)
     jkey = qi_q * max(len(duniq_q), 1) + dcode_q
     jsort = np.sort(jkey)
-    dup_at = np.flatnonzero(jsort[1:] == jsort[:-1])
-    if len(dup_at):
-        key = jsort[dup_at[0]]
-        row = int(np.flatnonzero(jkey == key)[0])
-        count = int((jkey == key).sum())
-        raise InputError(
-            f"{q.name}: document {strings.item(q.docno, row)!r} is judged {count} times for "
-            f"query {strings.item(q.qid, row)!r}; trec_eval refuses duplicate judgments too. "
-            f"Keep one judgment per (qid, docno)."
-        )
-    del jkey, jsort, dcode_q, duniq_q
+    dup_keys = jsort[1:][jsort[1:] == jsort[:-1]]
+    dup_rows = np.flatnonzero(np.isin(jkey, dup_keys)) if len(dup_keys) else None
+    del jkey, jsort, dcode_q, duniq_q, dup_keys
 
     # ---- judged documents per grade
     judged = q.value >= 0
     n_levels = int(q.value[judged].max()) + 1 if judged.any() else 1
+    if n_q * n_levels > 50_000_000:
+        raise InputError(
+            f"{q.name}: the highest relevance grade is {n_levels - 1}; with {n_q} queries the "
+            f"per-grade counts would need {n_q * n_levels:,} cells. Use small integer grades "
+            f"(trec_eval's own limit is about 127)."
+        )
     rel_levels = np.bincount(qi_q[judged] * n_levels + q.value[judged],
                              minlength=n_q * n_levels).reshape(n_q, n_levels).astype(np.int64)
 
@@ -332,6 +330,19 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     del pos
 
     in_run = counts > 0
+    if dup_rows is not None:
+        evaluated = np.ones(n_q, dtype=bool) if complete else in_run
+        bad = dup_rows[evaluated[qi_q[dup_rows]]]
+        if len(bad):
+            row = int(bad[0])
+            same = bad[qi_q[bad] == qi_q[row]]
+            docno_text = strings.item(q.docno, row)
+            count = sum(strings.item(q.docno, int(i)) == docno_text for i in same)
+            raise InputError(
+                f"{q.name}: document {docno_text!r} is judged {count} times for query "
+                f"{strings.item(q.qid, row)!r}; trec_eval refuses duplicate judgments too. "
+                f"Keep one judgment per (qid, docno)."
+            )
     if complete:
         missing = ~in_run
         if missing.any():

@@ -86,6 +86,10 @@ def read_qrels(source: Any) -> pd.DataFrame:
     """
     if _is_path(source):
         path = Path(source)
+        _check_file(path)
+        fast = _fast_read(path, "qrels", full=True)
+        if fast is not None:
+            return fast
         qid, docno, rel = _scan_qrels(path)
         return pd.DataFrame({"qid": qid, "docno": docno, "rel": np.asarray(rel, dtype=np.int64)})
     return _qrels_frame(source)
@@ -116,6 +120,10 @@ def read_run(source: Any) -> pd.DataFrame:
     """
     if _is_path(source):
         path = Path(source)
+        _check_file(path)
+        fast = _fast_read(path, "run", full=True)
+        if fast is not None:
+            return fast
         qid, docno, rank, score, tag = _scan_run(path)
         return pd.DataFrame({
             "qid": qid, "docno": docno, "rank": rank,
@@ -182,8 +190,12 @@ def load_run(source: Any) -> Columns:
                    df["score"].to_numpy(dtype=np.float64), "run", runid)
 
 
-def _fast_read(path: Path, kind: str) -> Columns | None:
-    """Parse a clean file with pyarrow's CSV reader; None when not clean (or no pyarrow)."""
+def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
+    """Parse a clean file with pyarrow's CSV reader; None when not clean (or no pyarrow).
+
+    Returns :class:`Columns` for the engine, or with ``full`` the DataFrame the public
+    readers return (run: also rank and tag).
+    """
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -201,8 +213,8 @@ def _fast_read(path: Path, kind: str) -> Columns | None:
     else:
         names = ["qid", "iter", "docno", "rank", "score", "tag"]
         types = {"qid": pa.string(), "docno": pa.string(), "score": pa.float64(),
-                 "tag": pa.string()}
-        keep = ["qid", "docno", "score"]
+                 "rank": pa.string(), "tag": pa.string()}
+        keep = ["qid", "docno", "rank", "score", "tag"] if full else ["qid", "docno", "score"]
     try:
         table = pcsv.read_csv(
             path,
@@ -215,31 +227,37 @@ def _fast_read(path: Path, kind: str) -> Columns | None:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
-    cols = [table.column(c) for c in keep]
-    values = cols[2]
+    value_name = "rel" if kind == "qrels" else "score"
+    values = table.column(value_name)
     if values.null_count:
         return None
     other_ws = "[\\t\\v\\f\\r]" if delim == " " else "[ \\v\\f\\r]"
-    encoded = []
-    for text in cols[:2]:
+    encoded = {}
+    for name in keep:
+        if name == value_name:
+            continue
         # Dictionary-encode once (the engine needs the codes anyway) and validate the distinct
         # values: a comment line, an empty field or whitespace the line scanner would split
         # on means the line scanner decides.
-        enc = pc.dictionary_encode(text).combine_chunks()
+        enc = pc.dictionary_encode(table.column(name)).combine_chunks()
         uniq = enc.dictionary
-        if (pc.any(pc.starts_with(uniq, "#")).as_py()
+        if (pc.any(pc.starts_with(uniq, "#")).as_py() and name == "qid"
                 or pc.any(pc.equal(pc.binary_length(uniq), 0)).as_py()
                 or pc.any(pc.match_substring_regex(uniq, other_ws)).as_py()):
             return None
-        encoded.append(enc)
-    del table, cols
+        encoded[name] = enc
     arr = values.to_numpy()
+    if kind == "run" and np.isnan(arr).any():
+        return None
+    arr = arr.astype(np.float64 if kind == "run" else np.int64, copy=False)
+    if full:
+        frame = {n: (arr if n == value_name else pd.Series(table.column(n).to_pandas()))
+                 for n in keep}
+        return pd.DataFrame(frame)
+    del table
     if kind == "run":
-        if np.isnan(arr).any():
-            return None
-        return Columns(encoded[0], encoded[1], arr.astype(np.float64, copy=False), str(path),
-                       _last_runid(path))
-    return Columns(encoded[0], encoded[1], arr.astype(np.int64, copy=False), str(path))
+        return Columns(encoded["qid"], encoded["docno"], arr, str(path), _last_runid(path))
+    return Columns(encoded["qid"], encoded["docno"], arr, str(path))
 
 
 def _fast_delimiter(path: Path, n_fields: int) -> str | None:

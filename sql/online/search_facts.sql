@@ -60,32 +60,37 @@ events AS (
     FROM clicked
 ),
 flagged AS MATERIALIZED (
-    -- the one sort of each user's (or given session's) stream, kept narrow because it is
-    -- read twice; clicks without ts sort last and are kept out of the session and dwell
-    -- logic by the ts IS NOT NULL guards
-    SELECT {{part,}} search_id, ts, is_click, rank,
-        row_number() OVER w AS ev_ord,
+    -- the one sort of each user's (or given session's) stream; only narrow rows are kept,
+    -- as they are read twice. Clicks without ts sort last and are kept out of the session
+    -- and dwell logic by the ts IS NOT NULL guards.
+    SELECT {{part,}} search_id, ts, is_click, rank, ev_ord,
         $derive_sessions AND ts IS NOT NULL AND (
-            lag(ts) OVER w IS NULL
-            OR epoch_us(ts) - epoch_us(lag(ts) OVER w) > $gap_s * 1000000
+            prev_ts IS NULL OR epoch_us(ts) - epoch_us(prev_ts) > $gap_s * 1000000
         ) AS starts_session,
-        -- next event in the same session: (lead(ts) OVER w) within the gap
-        coalesce(dwell_ms, CASE WHEN ts IS NOT NULL AND (NOT $derive_sessions
-                OR epoch_us(lead(ts) OVER w) - epoch_us(ts) <= $gap_s * 1000000)
-            THEN (epoch_us(lead(ts) OVER w) - epoch_us(ts)) / 1000.0 END) >= $sat_dwell_ms
-            OR (dwell_ms IS NULL AND ts IS NOT NULL AND NOT coalesce(
+        coalesce(dwell_ms, CASE WHEN next_in_session
+                THEN (epoch_us(next_ts) - epoch_us(ts)) / 1000.0 END) >= $sat_dwell_ms
+            OR (dwell_ms IS NULL AND ts IS NOT NULL AND NOT next_in_session) AS satisfied,
+        next_in_session AND NOT next_is_click AND query IS NOT NULL
+            AND next_query IS NOT NULL AND next_query <> query AS next_is_new_query
+    FROM (
+        SELECT *,
+            ts IS NOT NULL AND next_ts IS NOT NULL AND (
                 NOT $derive_sessions
-                OR epoch_us(lead(ts) OVER w) - epoch_us(ts) <= $gap_s * 1000000, false))
-            AS satisfied,
-        ts IS NOT NULL AND lead(ts) OVER w IS NOT NULL AND (NOT $derive_sessions
-                OR epoch_us(lead(ts) OVER w) - epoch_us(ts) <= $gap_s * 1000000)
-            AND NOT lead(is_click) OVER w AND query IS NOT NULL
-            AND lead(query) OVER w IS NOT NULL AND lead(query) OVER w <> query
-            AS next_is_new_query
-    FROM events
-    WINDOW w AS (PARTITION BY {{part}}
-                 ORDER BY ts ASC NULLS LAST, is_click, search_id, rank ASC NULLS LAST,
-                     dwell_ms ASC NULLS LAST)
+                OR epoch_us(next_ts) - epoch_us(ts) <= $gap_s * 1000000
+            ) AS next_in_session
+        FROM (
+            SELECT *,
+                row_number() OVER w AS ev_ord,
+                lag(ts) OVER w AS prev_ts,
+                lead(ts) OVER w AS next_ts,
+                lead(is_click) OVER w AS next_is_click,
+                lead(query) OVER w AS next_query
+            FROM events
+            WINDOW w AS (PARTITION BY {{part}}
+                         ORDER BY ts ASC NULLS LAST, is_click, search_id,
+                             rank ASC NULLS LAST, dwell_ms ASC NULLS LAST)
+        ) AS ordered
+    ) AS gaps
 ),
 numbered AS (
     -- session numbers, from the searches and the clicks that start a session (no other click

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -119,6 +120,9 @@ def test_names_resolve_to_canonical_columns(name, canonical):
         ("F@5(beta=-1)", InvalidParameterError, "positive"),
         ("F2@5(beta=3)", InvalidParameterError, "twice"),
         ("", InvalidParameterError, "non-empty"),
+        ("bpref@10", InvalidParameterError, "does not take a rank cutoff"),
+        ("iprec_at_recall@5", InvalidParameterError, "iprec_at_recall.PARAMS"),
+        ("map.5", InvalidParameterError, "takes no parameters"),
     ],
 )
 def test_bad_names(name, error, match):
@@ -235,3 +239,42 @@ def test_pr_curve_points():
     expected = [1.0] * 7 + [0.75] * 2 + [0.5] * 2
     assert curve["precision"].tolist() == pytest.approx(expected)
     assert value("11pt", qrels, run) == pytest.approx(np.mean(expected))
+
+
+# --------------------------------------------------------------------------- golden files
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+NOT_PER_QUERY_VALUES = ("runid", "num_q", "relstring")
+
+
+def _golden(name):
+    out = []
+    for line in (DATA / name).read_text().splitlines():
+        measure, qid, value = line.split("\t")
+        out.append((measure.strip(), qid, value))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("golden", "qrels", "run", "options"),
+    [
+        ("out.test.aq", "qrels.test", "results.test", {}),
+        ("out.test.aql", "qrels.rel_level", "results.test", {"relevance_level": 2}),
+        ("out.test.aqc", "qrels.test", "results.trunc", {"complete": True}),
+    ],
+)
+def test_value_names_reproduce_trec_eval_golden_output(golden, qrels, run, options):
+    """Every value trec_eval 10.0 printed, asked for by its printed name (``P_5``,
+    ``iprec_at_recall_0.10``, ``relative_P_5``...), formatted as trec_eval formats it."""
+    lines = [x for x in _golden(golden) if not x[0].startswith(NOT_PER_QUERY_VALUES)]
+    names = sorted({m for m, _, _ in lines})
+    per_q = evaluate(DATA / qrels, DATA / run, names, per_query=True, **options).set_index("qid")
+    summary = evaluate(DATA / qrels, DATA / run, names, **options)
+    assert list(per_q.columns) == names
+    checked = 0
+    for measure, qid, text in lines:
+        ours = summary[measure].iloc[0] if qid == "all" else per_q.at[qid, measure]
+        mine = f"{ours:6.4f}" if "." in text else str(int(ours))
+        assert mine == text, (measure, qid)
+        checked += 1
+    assert checked > 300

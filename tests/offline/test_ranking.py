@@ -154,3 +154,17 @@ def test_key_order_matches_a_global_sort(layout):
         assert got.tolist() == expected.tolist()
     else:
         assert got is None
+
+
+def test_duplicate_judgment_of_an_unevaluated_query_is_ignored(string_backend):
+    # trec_eval only looks at the judgments of queries it evaluates
+    qrels = frame([("q", "a", 1), ("z", "b", 1), ("z", "b", 0)], "rel")
+    r = prepare(qrels, {"q": {"a": 1.0}})
+    assert r.qids.tolist() == ["q"]
+    with pytest.raises(InputError, match="judged 2 times for query 'z'"):
+        prepare(qrels, {"q": {"a": 1.0}}, complete=True)
+
+
+def test_absurd_grade_is_a_clear_error():
+    with pytest.raises(InputError, match="highest relevance grade is 1000000000"):
+        prepare({"q": {"a": 10**9}}, {"q": {"a": 1.0}})

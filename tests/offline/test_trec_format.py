@@ -142,3 +142,14 @@ def test_run_frame_errors(source, needle):
 def test_qrels_frame_non_integer_grade():
     with pytest.raises(SchemaError, match="row 1: grade 0.5 is not an integer"):
         read_qrels(pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "rel": [1, 0.5]}))
+
+
+def test_public_readers_same_frame_on_fast_and_scanner_paths(tmp_path):
+    lines = [f"q{q} Q0 doc{d} {d} {d / 7:.4f} tag{q}\n" for q in range(3) for d in range(5)]
+    clean = write(tmp_path, "clean.run", "".join(lines))
+    messy = write(tmp_path, "messy.run", "".join(ln.replace(" ", "\t ") for ln in lines))
+    pd.testing.assert_frame_equal(read_run(clean), read_run(messy))
+    qlines = [f"q{q} 0 doc{d} {d % 3 - 1}\n" for q in range(3) for d in range(5)]
+    qclean = write(tmp_path, "clean.qrels", "".join(qlines))
+    qmessy = write(tmp_path, "messy.qrels", "".join("  " + ln for ln in qlines))
+    pd.testing.assert_frame_equal(read_qrels(qclean), read_qrels(qmessy))
