@@ -208,6 +208,7 @@ def run_child(tool: str, qrels: Path, run: Path, env_extra: dict[str, str]) -> d
     # ru_maxrss is in KiB on Linux
     res["peak_mb"] = usage.ru_maxrss / 1024
     res["process_s"] = wall
+    res["user_s"], res["sys_s"] = usage.ru_utime, usage.ru_stime
     return res
 
 
@@ -249,7 +250,8 @@ def bench(size: str, tools: list[str]) -> dict[str, dict]:
         print(f"[{size}] running {tool} ...", flush=True)
         results[tool] = run_child(tool, qrels, run, env)
         print(f"[{size}] {tool}: {results[tool]['seconds']:.2f} s in-process, "
-              f"{results[tool]['process_s']:.2f} s process, "
+              f"{results[tool]['process_s']:.2f} s process ({results[tool]['user_s']:.1f} s "
+              f"user, {results[tool]['sys_s']:.1f} s system), "
               f"{results[tool]['peak_mb']:.0f} MB peak", flush=True)
     return results
 

@@ -48,6 +48,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -57,10 +58,14 @@ from onlineeval.progress import Progress  # noqa: E402
 from onlineeval.simulate import ndcg_at_k  # noqa: E402
 from onlineeval.simulate.calibrated import (  # noqa: E402
     CALIBRATED,
+    FIT_MOMENTS,
+    FIT_PARAMETERS,
     HETEROGENEOUS,
+    YANDEX_WSCD,
     CalibratedTraffic,
     PageLists,
     expected_moments,
+    fit,
     simulate_pages,
     study_world,
 )
@@ -69,6 +74,7 @@ from onlineeval.stats.moments import Moments, ratio  # noqa: E402
 from onlineeval.stats.tests import compare  # noqa: E402
 
 ALPHA, POWER = 0.05, 0.80
+FIT_RANKER = "s100"  # the ranker the calibrated settings were fitted on
 _CHUNK_USERS = 100_000
 
 
@@ -126,6 +132,30 @@ def power_ab(n: int, pool_a: np.ndarray, pool_b: np.ndarray, better_is_b: bool, 
         right = (res.abs_diff > 0) if better_is_b else (res.abs_diff < 0)
         hits += int(np.sum((res.p_value < ALPHA) & right))
     return hits / reps
+
+
+def aa_rejections(n_il: int, n_ab: int, lists_same: PageLists, pair_same: PageLists,
+                  popularity: np.ndarray, topic_effect: np.ndarray, traffic: CalibratedTraffic,
+                  args: argparse.Namespace, rng: np.random.Generator) -> dict[str, float]:
+    """A/A: the share of experiments where each test rejects (either direction) when both
+    sides are the same ranker, at the sizes found for a pair; should be about alpha."""
+    pool = max(args.pool_users, 10 * max(n_il, n_ab))
+    wins = user_pool(pair_same, popularity, topic_effect, traffic, pool, args.pages_per_user,
+                     True, rng)
+    arm = [user_pool(lists_same, popularity, topic_effect, traffic, pool, args.pages_per_user,
+                     False, rng) for _ in range(2)]
+    reps = args.aa_reps
+    idx = rng.integers(0, pool, (reps, n_il))
+    wa, wb = wins[idx, 0].sum(1), wins[idx, 1].sum(1)
+    il = float(np.mean([sign_test(x, y) < ALPHA for x, y in zip(wa, wb, strict=True)]))
+    hits = 0
+    step = max(1, 2_000_000 // n_ab)
+    for start in range(0, reps, step):
+        c = min(reps - start, step)
+        est = [ratio(Moments.from_units(p[rng.integers(0, pool, (c, n_ab))]), 0, 1)
+               for p in arm]
+        hits += int(np.sum(compare(est[0], est[1], alpha=ALPHA).p_value < ALPHA))
+    return {"aa_interleaving": il, "aa_ab": hits / reps, "aa_reps": reps}
 
 
 def units_for_power(power_at, start: int, label: str, steps: int = 16,
@@ -240,13 +270,17 @@ def main() -> int:
     ap.add_argument("--worlds", type=int, default=3,
                     help="draws of the topic effects per setting that has them (default 3)")
     ap.add_argument("--user-sd", type=float, default=None,
-                    help="override the user propensity sd of every setting (not identified "
-                         "by the click sample; default: 0.8, the simulator's)")
+                    help="user propensity sd of every setting (not identified by the click "
+                         "sample; default 0.8, the simulator's); the fitted settings are "
+                         "refitted with it")
     ap.add_argument("--reps", type=int, default=1000, help="experiments per power estimate")
     ap.add_argument("--pages-per-user", type=float, default=3.5,
                     help="mean pages per user: 1 + Poisson(m - 1) (default 3.5)")
     ap.add_argument("--pool-users", type=int, default=300_000,
                     help="simulated users per pool (grown when an experiment needs more)")
+    ap.add_argument("--aa-reps", type=int, default=2000,
+                    help="A/A experiments per setting (first pair's sizes, its ranker A "
+                         "against itself); 0 skips")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args()
@@ -259,7 +293,17 @@ def main() -> int:
                                 user_sd=float(manifest["traffic"]["propensity_sd"]))
     settings = {"default": default, "heterogeneous": HETEROGENEOUS, "calibrated": CALIBRATED}
     if args.user_sd is not None:
-        settings = {k: replace(v, user_sd=args.user_sd) for k, v in settings.items()}
+        # the user sd is not identified by the click sample; the fitted settings are refitted
+        # with it held at the new value (it changes the marginal moments through the logit)
+        settings["default"] = replace(default, user_sd=args.user_sd)
+        for name, free, use in (
+                ("heterogeneous", ("shift", "query_sd"), ("no_click_share", "between_query_sd")),
+                ("calibrated", FIT_PARAMETERS, FIT_MOMENTS)):
+            base = replace(settings[name], user_sd=args.user_sd)
+            settings[name], res = fit(YANDEX_WSCD, collection, runs[FIT_RANKER], base, free,
+                                      use)
+            print(f"{name} refitted with user_sd {args.user_sd}: {settings[name].params()}; "
+                  f"largest residual {np.abs(res).max():.4f}")
     rng = np.random.default_rng(args.seed)
     results = []
     for name in args.settings.split(","):
@@ -276,6 +320,20 @@ def main() -> int:
                 row["world"] = world + 1
                 row["traffic"] = traffic.params()
                 results.append(row)
+                if args.aa_reps and pair == args.pairs.split(",")[0] and world == 0 \
+                        and row["interleaving_units"] and row["ab_units"]:
+                    aa = aa_rejections(
+                        row["interleaving_units"], row["ab_units"],
+                        PageLists.ranker(collection, runs[a]),
+                        PageLists.team_draft(collection, runs[a], runs[a]),
+                        collection.popularity, topic_effect, traffic, args, rng)
+                    lo, hi = (stats.binomtest(round(aa[k] * aa["aa_reps"]), aa["aa_reps"])
+                              .proportion_ci(0.95) for k in ("aa_interleaving", "aa_ab"))
+                    row.update(aa)
+                    print(f"  A/A ({a} vs itself, same sizes, {aa['aa_reps']} experiments): "
+                          f"rejection rate interleaving {aa['aa_interleaving']:.3f} "
+                          f"[{lo.low:.3f}, {lo.high:.3f}], A/B {aa['aa_ab']:.3f} "
+                          f"[{hi.low:.3f}, {hi.high:.3f}] (alpha {ALPHA})")
     print("\nsetting         pair            NDCG margin  CTR A / B        users IL  users A/B "
           "(both)  impressions IL  impressions A/B  ratio")
     for r in results:

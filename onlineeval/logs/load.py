@@ -2,7 +2,7 @@
 
 The plan keeps the data where it is. Each source table becomes a view over its files (or
 DataFrame); a second view converts columns to canonical names and types; validation runs a
-few aggregate queries (one pass per table, plus one more only when something is wrong); the
+few aggregate queries (one or two passes per table, more only when something is wrong); the
 clean views ``searches``, ``results`` and ``clicks`` add a filter or an anti-join against a
 small temporary table of bad keys only for the kinds of exclusion that actually occurred. A
 log without problems is therefore read through plain projections.
@@ -133,8 +133,9 @@ def load_logs(
     con
         DuckDB connection to create the views in (default: a new
         :func:`onlineeval.db.connect` connection). Views and helper tables it creates are
-        temporary and named ``searches``, ``results``, ``clicks`` and ``_oe_*``; loading a
-        second log into the same connection replaces them.
+        temporary and named ``searches``, ``results``, ``clicks`` and ``_oe_*`` (so they are
+        visible on this connection only, not on ``con.cursor()``); loading a second log into
+        the same connection replaces them.
 
     Returns
     -------
@@ -356,7 +357,8 @@ def _strict_message(
         "(load without strict=True / --strict to exclude and count them instead):"
     ]
     for (table, reason), n in report.excluded.items():
-        lines.append(f"  {table}: {n:,} rows ({reason}): {REASONS[reason]}; e.g.")
+        lines.append(f"  {table}: {n:,} row{'' if n == 1 else 's'} ({reason}): "
+                     f"{REASONS[reason]}; e.g.")
         names = [c for c in column_names(table) if tables[table].has(c)]
         sql = (f"SELECT {', '.join(qi(c) for c in names)} FROM ({classified[table]}) "
                f"WHERE _oe_reason = $reason LIMIT {_EXAMPLES}")

@@ -20,6 +20,10 @@ REASONS: dict[str, str] = {
 }
 
 
+def _rows(n: int) -> str:
+    return f"{n:,} row" + ("" if n == 1 else "s")
+
+
 @dataclass
 class LoadReport:
     """Rows read per table and rows excluded per (table, reason).
@@ -68,10 +72,10 @@ class LoadReport:
                 continue
             n = self.rows_read[t]
             x = self.excluded_in(t)
-            parts.append(f"{t} {n:,} rows" + (f" ({x:,} excluded)" if x else ""))
+            parts.append(f"{t} {_rows(n)}" + (f" ({x:,} excluded)" if x else ""))
         lines = [f"loaded {self.source}: " + ", ".join(parts)]
         for (t, reason), n in self.excluded.items():
-            lines.append(f"  {t}: {n:,} rows excluded ({reason}): {REASONS.get(reason, reason)}")
+            lines.append(f"  {t}: {_rows(n)} excluded ({reason}): {REASONS.get(reason, reason)}")
         if not self.excluded:
             lines.append("  no rows excluded")
         for t, cols in self.empty_columns.items():

@@ -1,10 +1,15 @@
 """Validation of the loaded tables and creation of the clean views.
 
-Per table, one aggregate query counts rows, unreadable values and each exclusion reason
-(joined to the kept searches and results where the reason needs it). Only when that finds a
-problem does a second query materialize the offending keys into a small temporary table, which
-the clean view anti-joins. Reasons (see :data:`onlineeval.logs.report.REASONS`) are assigned
-per row in a fixed order, so every excluded row is counted exactly once.
+A handful of aggregate queries, each one pass: searches (nulls, duplicate ids, values that do
+not convert); clicks alone (values, which of rank/doc_id they carry); results joined to the kept
+searches (nulls, ranks < 1, rows of excluded or unknown searches), then results grouped by a hash
+of search_id (repeated ranks, via a bitmask); clicks joined to the kept searches, then clicks
+joined to the kept results (not on the page). Only when a pass finds a problem does another
+query materialize the offending keys into a small temporary table, which the clean view
+anti-joins; a kind of problem that does not occur adds nothing to the views. Reasons (see
+:data:`onlineeval.logs.report.REASONS`) are assigned per row in a fixed order, so every
+excluded row is counted exactly once; when a log has repeated ranks the counts come from an
+explicit row-by-row classification instead.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from onlineeval.errors import LogFormatError, SchemaError
 from onlineeval.logs.casting import KIND_WORDS
 from onlineeval.logs.report import LoadReport
 from onlineeval.logs.schema import SCHEMA, column_names
+from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident as qi
 
 if TYPE_CHECKING:
@@ -90,14 +96,20 @@ def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table],
              report: LoadReport) -> dict[str, str]:
     """Validate, fill ``report``, create the clean views; return classified SQL per table."""
     classified: dict[str, str] = {}
-    excluded_sids = _searches(con, tables["searches"], report, classified)
-    facts = _clicks_prepass(con, tables, report)
-    if "results" in tables:
-        _results(con, tables["results"], report, classified, excluded_sids)
-    else:
-        _empty_results(con, tables)
-    _clicks(con, tables, report, classified, excluded_sids, facts)
-    _final_searches(con, tables)
+    # steps: searches, clicks values, results, clicks; shown on a terminal only
+    with Progress(f"checking {report.source}", total=4) as bar:
+        excluded_sids = _searches(con, tables["searches"], report, classified)
+        bar.update()
+        facts = _clicks_prepass(con, tables, report)
+        bar.update()
+        if "results" in tables:
+            _results(con, tables["results"], report, classified, excluded_sids)
+        else:
+            _empty_results(con, tables)
+        bar.update()
+        _clicks(con, tables, report, classified, excluded_sids, facts)
+        _final_searches(con, tables)
+        bar.update()
     return classified
 
 

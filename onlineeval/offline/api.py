@@ -219,6 +219,12 @@ def evaluate(
     """
     if isinstance(measures, str):
         measures = [measures]
+    if not isinstance(measures, Sequence | set | frozenset):
+        raise InvalidParameterError(
+            f"measures must be a name or a list of names, e.g. ['ndcg@10', 'AP']; got "
+            f"{type(measures).__name__}"
+        )
+    measures = list(measures)
     if not measures:
         raise InvalidParameterError("evaluate needs at least one measure name, e.g. ['ndcg@10']")
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | np.integer):

@@ -9,11 +9,11 @@
 
 from onlineeval.online.definitions import METRICS, OnlineMetric
 from onlineeval.online.facts import search_facts
-from onlineeval.online.metrics import online_metrics, statistics
+from onlineeval.online.metrics import metric_sums, online_metrics
 from onlineeval.online.positions import position_ctr
 from onlineeval.online.traffic import queries_over_time, top_queries
 
 __all__ = [
     "METRICS", "OnlineMetric", "online_metrics", "position_ctr", "queries_over_time",
-    "search_facts", "statistics", "top_queries",
+    "metric_sums", "search_facts", "top_queries",
 ]

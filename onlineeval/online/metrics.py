@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from onlineeval.logs import Logs
 
 
-def statistics(
+def metric_sums(
     logs: Logs, by: str | Sequence[str] | None = ("variant",), *, sat_dwell_s: float = 30,
     session_gap_min: float = 30,
 ) -> pd.DataFrame:

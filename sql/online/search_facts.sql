@@ -24,10 +24,11 @@
 -- reformulation: a search is reformulated when the next event after it in its session is a
 --   search with a known, different query (so no click in between) and it has no click without
 --   ts (such a click cannot be placed; it is taken to come before the next search).
--- plan: read once, no join per metric: clicks get their user (hash join), one window pass
---   sorts each user's stream (lag/lead), a second, narrower one numbers the sessions over the
---   searches and the session-starting clicks; then per-search click aggregates, per-session
---   outcomes, and the searches columns are hash-joined back on search_id.
+-- plan: read once, no join per metric: clicks get their user (hash join); one window pass
+--   sorts each user's stream (lag/lead) and keeps narrow rows (materialized: read twice); a
+--   second window numbers the sessions over the searches and the session-starting clicks
+--   only; then per-search click aggregates, per-session outcomes, and the searches columns
+--   are hash-joined back on search_id.
 -- outputs: every searches column (search_id, user_id, ts, session_id, query, experiment,
 --   variant, n_results, ...) followed by:
 --   session_no BIGINT: 1-based session number within the user when derived, NULL when given;

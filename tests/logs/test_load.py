@@ -118,7 +118,7 @@ def test_summary_lists_counts_per_reason(tiny_dir):
                                "ts": [pd.Timestamp("2024-01-01")]}),
         clicks=pd.DataFrame({"search_id": ["a"], "rank": [1]}),
     ).report.summary()
-    assert "no rows excluded" in clean and "searches 1 rows" in clean
+    assert "no rows excluded" in clean and "searches 1 row," in clean
 
 
 def test_strict_mode_lists_counts_and_examples(tiny_dir):

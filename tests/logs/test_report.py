@@ -27,7 +27,7 @@ def test_summary_block():
         "(4 excluded)",
         "  searches: 4 rows excluded (duplicate_search_id): " + REASONS["duplicate_search_id"],
         "  clicks: 3 rows excluded (unknown_search): its search_id is not in searches",
-        "  clicks: 1 rows excluded (null_required): a required column is null",
+        "  clicks: 1 row excluded (null_required): a required column is null",
     ]
     assert str(_report()) == _report().summary()
 

@@ -214,6 +214,10 @@ def test_input_forms_agree(tmp_path):
 def test_bad_arguments():
     with pytest.raises(InvalidParameterError, match="at least one measure"):
         evaluate(QRELS, RUN, [])
+    with pytest.raises(InvalidParameterError, match="list of names"):
+        evaluate(QRELS, RUN, 10)
+    with pytest.raises(InvalidParameterError, match="non-empty string"):
+        evaluate(QRELS, RUN, ["AP", None])
     with pytest.raises(InvalidParameterError, match="relevance_level"):
         evaluate(QRELS, RUN, ["AP"], relevance_level="1")
     with pytest.raises(InvalidParameterError, match="run's id"):

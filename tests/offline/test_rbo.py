@@ -121,3 +121,14 @@ def test_duplicate_document_in_a_run_names_the_query():
     run = pd.DataFrame({"qid": ["7", "7"], "docno": ["a", "a"], "score": [1.0, 0.5]})
     with pytest.raises(InputError, match="query '7'.*more than once"):
         rbo(run, {"7": ["a"]})
+
+
+def test_runs_from_trec_files(tmp_path):
+    a = tmp_path / "a.run"
+    b = tmp_path / "b.run"
+    a.write_text("1 Q0 x 1 3.0 A\n1 Q0 y 2 2.0 A\n1 Q0 z 3 1.0 A\n")
+    b.write_text("1 Q0 y 1 9 B\n1 Q0 x 2 8 B\n1 Q0 w 3 7 B\n")
+    # x y z vs y x w: the first example of test_even_lists_by_hand (0.630 at p = 0.9)
+    out = rbo(str(a), b, p=0.9)
+    assert out["rbo"].tolist() == pytest.approx([0.630], abs=1e-12)
+    assert rbo(a, a)["rbo"].tolist() == pytest.approx([1.0], abs=1e-12)

@@ -98,3 +98,16 @@ def test_view_is_named_per_parameters(hand_logs):
     count = hand_logs.con.sql(
         f"SELECT sum(n_sat_clicks) FROM {quote_ident(b)}").fetchall()[0][0]
     assert count == 2  # c2, c4
+
+
+def test_metric_sums_are_the_fact_sums(hand_logs):
+    """metric_sums (what H5-style per-unit code reuses) equals the sums of the facts view."""
+    from onlineeval.online import metric_sums
+
+    sums = metric_sums(hand_logs, by=()).iloc[0]
+    df = facts_frame(hand_logs)
+    assert sums["searches"] == len(df) == 10
+    assert sums["users"] == df["user_id"].nunique() == 3
+    for col in ("session_first", "has_click", "n_clicks", "session_success", "reformulated"):
+        assert sums[col] == df[col].sum(), col
+    assert sums["ttfc_s"] == pytest.approx(62.0)
