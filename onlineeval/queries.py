@@ -88,7 +88,12 @@ class Query:
                 return ", ".join(items) + "," if items else ""
             return ", ".join(items)
 
-        return _IDENT.sub(fill, self.text)
+        # Comment lines are documentation (they may mention {{by}}); they are left out of the
+        # rendered SQL so a quoted name holding a newline can never end up inside a comment.
+        body = "\n".join(
+            line for line in self.text.splitlines() if not line.lstrip().startswith("--")
+        )
+        return _IDENT.sub(fill, body)
 
     def bind(self, **values: Any) -> dict[str, Any]:
         """Check that exactly the declared parameters are given; return them for execute()."""
@@ -132,6 +137,12 @@ def parse(name: str, path: Path, text: str) -> Query:
             f"{path}: header declares parameters {sorted(params)} but the query uses "
             f"{sorted(used)}"
         )
+    for number, line in enumerate(body.splitlines(), 1):
+        if "--" in line and _IDENT.search(line.split("--", 1)[1]):
+            raise InvalidParameterError(
+                f"{path}: an identifier placeholder stands inside a trailing comment "
+                f"({line.strip()!r}); placeholders belong in SQL text or header lines only"
+            )
     used_idents = {m.group(1) for m in _IDENT.finditer(body)}
     if used_idents != set(idents):
         raise InvalidParameterError(

@@ -56,7 +56,7 @@ def test_render_quotes_every_identifier_and_runs():
 
 def test_render_with_empty_identifier_list_and_prefix():
     q = queries.parse("t/q", Path("q.sql"), "-- identifiers: by\nselect {{by:s.,}} 1 from t s")
-    assert q.render(by=[]) == "-- identifiers: by\nselect  1 from t s"
+    assert q.render(by=[]) == "select  1 from t s"
     assert q.render(by=["a", "b"]).endswith('select s."a", s."b", 1 from t s')
 
 
@@ -86,3 +86,12 @@ def test_every_shipped_query_loads():
     for name in names:
         q = queries.load(name)
         assert q.meta, f"{name} has no header"
+
+
+def test_rendered_sql_has_no_comment_a_name_could_escape():
+    text = "-- grain: one row per {{by}}\n-- identifiers: by\nselect {{by}} from t"
+    q = queries.parse("t/q", Path("q.sql"), text)
+    sql = q.render(by=["a\nselect 1; --"])
+    assert "--" not in sql.split('"')[0] and sql.startswith('select "a\nselect 1; --"')
+    with pytest.raises(InvalidParameterError, match="trailing comment"):
+        queries.parse("t/q", Path("q.sql"), "-- identifiers: by\nselect 1 -- {{by}}\n, {{by}}")

@@ -18,10 +18,12 @@ def add_log_arguments(parser: argparse.ArgumentParser, by_default: str) -> None:
     parser.add_argument("logs", metavar="LOGS",
                         help="log directory holding searches.*, clicks.* and optionally "
                         "results.* (CSV, CSV.gz, Parquet or JSON lines)")
-    parser.add_argument("--by", default=by_default, metavar="COL,...",
+    default_text = (f"{by_default} when the log has it, else the whole log" if by_default
+                    else "none: the whole log")
+    parser.add_argument("--by", default=None, metavar="COL,...",
                         help="group by these searches columns and/or time buckets hour, day, "
-                        f"week of ts (default {by_default or 'none: the whole log'}); "
-                        "'' for none")
+                        f"week of ts (default {default_text}); '' for none")
+    parser.set_defaults(_by_default=by_default)
     parser.add_argument("--strict", action="store_true",
                         help="fail instead of excluding bad rows (duplicates, orphans, ...)")
     add_format_argument(parser)
@@ -36,8 +38,12 @@ def load(args: argparse.Namespace) -> Any:
     return logs
 
 
-def by_columns(text: str) -> list[str]:
-    return [b.strip() for b in text.split(",") if b.strip()]
+def by_columns(args: argparse.Namespace, logs: Any) -> list[str]:
+    """The --by columns; when not given, the command's default if the log has that column."""
+    if args.by is None:
+        default = args._by_default
+        return [default] if default and logs.has("searches", default) else []
+    return [b.strip() for b in args.by.split(",") if b.strip()]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.online import online_metrics
 
     logs = load(args)
-    df = online_metrics(logs, by=by_columns(args.by), sat_dwell_s=args.sat_dwell,
+    df = online_metrics(logs, by=by_columns(args, logs), sat_dwell_s=args.sat_dwell,
                         session_gap_min=args.session_gap)
     emit(df, args.format)
     return 0

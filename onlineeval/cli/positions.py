@@ -20,5 +20,5 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.online import position_ctr
 
     logs = load(args)
-    emit(position_ctr(logs, by=by_columns(args.by)), args.format)
+    emit(position_ctr(logs, by=by_columns(args, logs)), args.format)
     return 0

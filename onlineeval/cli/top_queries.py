@@ -20,5 +20,5 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.online import top_queries
 
     logs = load(args)
-    emit(top_queries(logs, n=args.n, by=by_columns(args.by)), args.format)
+    emit(top_queries(logs, n=args.n, by=by_columns(args, logs)), args.format)
     return 0

@@ -31,7 +31,9 @@ Columns of the view, in order: every column of ``searches`` (``search_id, user_i
 session_id, query, experiment, variant, n_results`` and any extra source columns), then:
 
 ``session_no`` BIGINT
-    1-based session number within the user when sessions are derived; NULL when given.
+    derived sessions: the number of sessions the user's events have started up to this
+    search (1-based; a session made only of late clicks also counts, so numbers can skip);
+    NULL when sessions are given. ``(user_id, session_id, session_no)`` identifies a session.
 ``session_first`` INTEGER
     1 on the first search of its session, else 0. ``sum`` = sessions.
 ``has_click`` INTEGER

@@ -31,7 +31,8 @@
 --   are hash-joined back on search_id.
 -- outputs: every searches column (search_id, user_id, ts, session_id, query, experiment,
 --   variant, n_results, ...) followed by:
---   session_no BIGINT: 1-based session number within the user when derived, NULL when given;
+--   session_no BIGINT: derived sessions: sessions started by the user's events so far
+--   (1-based; may skip a number for a session of clicks only); NULL when given;
 --   session_first INTEGER: 1 on the first search of its session (by ts, then search_id), else 0;
 --   has_click INTEGER: 1 when the search has >= 1 click;  n_clicks BIGINT: clicks on it;
 --   n_sat_clicks BIGINT: satisfied clicks on it;  min_click_rank INTEGER: lowest clicked rank;

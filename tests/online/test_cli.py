@@ -86,3 +86,14 @@ def test_log_without_ts_warns_on_stderr(tmp_path, hand, capsys):
     assert all(r["sessions"] is None and r["session_success_rate"] is None for r in rows)
     assert rows[0]["ctr"] == pytest.approx(0.6)
     assert "warning: sessions is NULL" in err
+
+
+def test_default_by_falls_back_to_whole_log_without_variant(tmp_path, hand, capsys):
+    hand.searches_df().drop(columns="variant").to_csv(tmp_path / "searches.csv", index=False)
+    hand.clicks_df().to_csv(tmp_path / "clicks.csv", index=False)
+    assert main(["online", str(tmp_path), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    rows = json.loads(out)
+    assert len(rows) == 1 and "variant" not in rows[0]
+    assert rows[0]["searches"] == 10
+    assert "grouping by" not in err

@@ -224,8 +224,8 @@ def test_unknown_by_lists_what_is_available(hand_logs):
     assert "variantt" in text and "variant" in text and "day" in text
 
 
-def test_group_column_with_quotes_is_data_not_sql(hand):
-    name = 'x"; DROP TABLE searches; --'
+@pytest.mark.parametrize("name", ['x"; DROP TABLE searches; --', 'a"\n) ; DROP TABLE x; --'])
+def test_group_column_with_quotes_is_data_not_sql(hand, name):
     s = hand.searches_df()
     s[name] = ["g1"] * 6 + ["g2"] * 6
     logs = load_logs(searches=s, clicks=hand.clicks_df(), results=hand.results_df())
