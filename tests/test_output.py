@@ -43,3 +43,9 @@ def test_csv_round_trips():
     emit(frame(), "csv", out)
     back = pd.read_csv(io.StringIO(out.getvalue()))
     assert back["sessions"].tolist()[0] == 3 and pd.isna(back["ctr"][1])
+
+
+def test_tiny_values_such_as_p_values_are_not_printed_as_zero():
+    out = io.StringIO()
+    emit(pd.DataFrame({"p_value": [1.347e-33, 0.0, 0.04123, -2e-4]}), "table", out)
+    assert out.getvalue().split()[1:] == ["1.35e-33", "0.0000", "0.0412", "-0.0002"]

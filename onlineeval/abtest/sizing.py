@@ -81,7 +81,8 @@ def power(
             )
         rows = rows[rows["variant"] == variant]
     # a unit's searches in any variant (or none) all count for the baseline
-    sums = rows.groupby("unit", sort=False)[list(UNIT_SUMS)].sum()
+    # sorted by unit: float sums then do not depend on DuckDB's group order
+    sums = rows.groupby("unit", sort=True)[list(UNIT_SUMS)].sum()
     sums["units"] = 1
     columns = [*UNIT_SUMS, "units"]
     base = sums[columns].to_numpy(dtype=float)

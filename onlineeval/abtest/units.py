@@ -9,6 +9,9 @@ pre-period, ``pre_<sum>`` and ``has_pre``) and counts everything it leaves out:
 - units seen in more than one variant (``multi_variant_units``, with their searches): their
   assignment is broken, so they belong to no arm;
 - with a pre-period, searches in neither period (``outside_period_searches``).
+
+Within each arm the rows are in unit order, so results (the seeded bootstrap included) do
+not depend on the order DuckDB happens to return groups in.
 """
 
 from __future__ import annotations
@@ -228,6 +231,10 @@ def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
         pre_cols = [f"pre_{c}" for c in sums] + ["has_pre"]
         exp[pre_cols] = exp[pre_cols].fillna(0)
         columns += pre_cols
+    # DuckDB returns groups in no fixed order (it varies between runs with threads and with
+    # the input's row order); the seeded bootstrap indexes units by row, and float sums depend
+    # on their order, so rows are put in unit order for reproducible numbers.
+    exp = exp.sort_values("unit", kind="stable")
     arms: dict[str, np.ndarray] = {}
     for variant, rows in exp.groupby("variant", sort=True):
         arms[str(variant)] = rows[columns].to_numpy(dtype=float)

@@ -42,6 +42,15 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+def _fmt_float(value: float, float_format: str) -> str:
+    """Fixed decimals, except tiny non-zero values (p-values) in scientific notation."""
+    if pd.isna(value):
+        return "null"
+    if value != 0 and abs(value) < 1e-3:
+        return f"{value:.3g}"
+    return float_format.format(value)
+
+
 def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
          float_format: str = "{:.4f}") -> None:
     """Write ``df`` to ``stream`` (stdout) as an aligned table, CSV or JSON records."""
@@ -55,9 +64,7 @@ def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
         shown = df.copy()
         for col in shown.columns:
             if pd.api.types.is_float_dtype(shown[col]):
-                shown[col] = shown[col].map(
-                    lambda v: "null" if pd.isna(v) else float_format.format(v)
-                )
+                shown[col] = shown[col].map(lambda v: _fmt_float(v, float_format))
             elif shown[col].isna().any():
                 # one spelling of "missing" in every column, as in the JSON output
                 shown[col] = shown[col].astype(object).where(shown[col].notna(), "null")

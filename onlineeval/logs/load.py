@@ -17,11 +17,16 @@ from typing import Any
 
 import duckdb
 
-from onlineeval.errors import InvalidParameterError, SchemaError, StrictModeError
+from onlineeval.errors import (
+    InvalidParameterError,
+    LogFormatError,
+    SchemaError,
+    StrictModeError,
+)
 from onlineeval.logs import casting, mapping
 from onlineeval.logs.report import REASONS, LoadReport
 from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
-from onlineeval.logs.sources import EXTENSIONS, Source, find_table, open_table
+from onlineeval.logs.sources import EXTENSIONS, Source, find_table, one_line, open_table
 from onlineeval.queries import quote_ident as qi
 
 _PREFIX = "_oe_"
@@ -158,6 +163,18 @@ def load_logs(
         from onlineeval.db import connect
 
         con = connect()
+    try:
+        return _load(path, searches, results, clicks, columns, strict, con)
+    except (SchemaError, LogFormatError) as exc:
+        # a path or column name may hold a line break: keep the message on one line
+        exc.args = (one_line(str(exc)),)
+        raise
+
+
+def _load(
+    path: str | os.PathLike[str] | None, searches: Any, results: Any, clicks: Any,
+    columns: dict[str, Any] | None, strict: bool, con: duckdb.DuckDBPyConnection,
+) -> Logs:
     specs, source = _collect(path, {"searches": searches, "results": results, "clicks": clicks})
     opened = {t: open_table(con, t, spec) for t, spec in specs.items()}
     available = {t: (s.label, list(s.relation.columns)) for t, s in opened.items()}
@@ -201,7 +218,7 @@ def _collect(
                 found = find_table(directory, t)
                 if found is not None:
                     specs[t] = found
-        source = str(directory)
+        source = one_line(str(directory))
     else:
         source = ", ".join(
             f"{t}={v}" if not hasattr(v, "columns") else f"{t}=DataFrame"
@@ -353,7 +370,8 @@ def _strict_message(
     tables: dict[str, _Table],
 ) -> str:
     lines = [
-        f"strict mode: {report.excluded_total:,} rows of {report.source} would be excluded "
+        f"strict mode: {report.excluded_total:,} row{'' if report.excluded_total == 1 else 's'} "
+        f"of {report.source} would be excluded "
         "(load without strict=True / --strict to exclude and count them instead):"
     ]
     for (table, reason), n in report.excluded.items():

@@ -19,8 +19,11 @@ written partitioned (``searches/variant=control/part-0.parquet``) gets the parti
 
 from __future__ import annotations
 
+import csv
 import glob
+import gzip
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,16 +194,87 @@ def open_table(
     try:
         rel = _read(con, fmt, files, _hive(files, root))
     except duckdb.Error as exc:
+        if fmt in ("csv", "tsv"):
+            # the sniffer only says it failed; a strict read names the first bad line
+            for f in files:
+                _locate_csv_error(con, f, "\t" if fmt == "tsv" else ",")
         hint = {
             "csv": " (check that every line has as many comma-separated fields as the header)",
             "tsv": " (check that every line has as many tab-separated fields as the header)",
         }.get(fmt, "")
+        file, line, reason = read_error(exc)
         raise LogFormatError(
-            label, None, f"cannot read as {fmt}{hint}: {_first_line(exc)}"
+            one_line(file) if file and line is not None else label, line,
+            f"cannot read as {fmt}{hint}: {reason}",
         ) from None
+    if fmt == "json" and list(rel.columns) == ["json"]:
+        # DuckDB falls back to one column 'json' when the lines are not all JSON objects
+        raise LogFormatError(
+            label, None, "cannot read as JSON lines: every line must be one JSON object "
+            "({\"search_id\": ..., ...}); some line is an array or a bare value"
+        )
     return Source(table, label, fmt, rel, tuple(files))
 
 
-def _first_line(exc: BaseException) -> str:
+_CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_JSON_LINE = re.compile(r'Malformed JSON in file "(.*)", at byte \d+ in line (\d+): (.*)')
+_ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
+
+
+def read_error(exc: BaseException) -> tuple[str | None, int | None, str]:
+    """(file, line, reason) of a DuckDB read error, the reason on one line.
+
+    DuckDB's CSV errors span many lines (the line number, the line, the problem, then
+    possible fixes and the reader's settings); the file and line are returned apart so the
+    message can name them, and the reason keeps the problem and the start of the bad line.
+    """
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    if not text:
+        return None, None, type(exc).__name__
+    found = _ERROR_FILE.search(text)
+    file = found.group(1).strip() if found else None
+    bad_json = _JSON_LINE.search(text)
+    if bad_json:
+        return bad_json.group(1), int(bad_json.group(2)), one_line(
+            f"malformed JSON: {bad_json.group(3).rstrip('.')}")
+    line = _CSV_LINE.search(text)
+    if line is None:
+        return file, None, one_line(text.splitlines()[0])
+    head = [x.strip() for x in text.split("Possible fixes:")[0].splitlines()[1:] if x.strip()]
+    original = next((x.removeprefix("Original Line:").strip() for x in head
+                     if x.startswith("Original Line:")), None)
+    reason = head[-1] if head and not head[-1].startswith("Original Line:") else "malformed line"
+    reason = one_line(reason).rstrip(".")
+    if original is not None:
+        reason += f"; the line starts {original[:80]!r}"
+    return file, int(line.group(1)), reason
+
+
+def _locate_csv_error(con: duckdb.DuckDBPyConnection, file: str, sep: str) -> None:
+    """Raise LogFormatError naming the first malformed line of ``file``, if a strict read
+    with the standard dialect (header line, double quotes) finds one."""
+    opener = gzip.open if file.endswith(".gz") else open
+    try:
+        with opener(file, "rt", encoding="utf-8", newline="") as fh:
+            header = next(csv.reader(fh, delimiter=sep), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return
+    if not header or len(set(header)) != len(header):
+        return
+    try:
+        con.read_csv(file, header=True, auto_detect=False, sep=sep, quotechar='"',
+                     escapechar='"', columns=dict.fromkeys(header, "VARCHAR"),
+                     ).aggregate("count(*)").fetchall()
+    except duckdb.Error as exc:
+        _, line, reason = read_error(exc)
+        if line is not None:
+            raise LogFormatError(one_line(file), line, reason) from None
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks, tabs and other control characters escaped (``\\n``), so a
+    message naming a path or column that holds them stays on one line."""
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )

@@ -22,6 +22,7 @@ from onlineeval.errors import LogFormatError, SchemaError
 from onlineeval.logs.casting import KIND_WORDS
 from onlineeval.logs.report import LoadReport
 from onlineeval.logs.schema import SCHEMA, column_names
+from onlineeval.logs.sources import one_line, read_error
 from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident as qi
 
@@ -50,10 +51,10 @@ def _query(con: duckdb.DuckDBPyConnection, t: _Table, sql: str,
     try:
         return con.execute(sql, params or {}).fetchall()
     except _DATA_ERRORS as exc:
-        text = str(exc).strip()
-        first = "\n".join(text.splitlines()[:3]) if text else type(exc).__name__
-        raise LogFormatError(t.source.label, None,
-                             f"cannot read the {t.name} table: {first}") from None
+        file, line, reason = read_error(exc)
+        # a part of a multi-file table is named by the file DuckDB reports
+        where = one_line(file) if file and line is not None else t.source.label
+        raise LogFormatError(where, line, f"cannot read the {t.name} table: {reason}") from None
 
 
 def _checked(t: _Table) -> list[str]:

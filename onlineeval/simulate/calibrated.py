@@ -10,7 +10,7 @@ times) by :func:`wscd_moments`:
 - share of pages without any click: 0.3169;
 - click-through rate by rank 1..10 (distinct shown results clicked / pages):
   0.3074, 0.2510, 0.1769, 0.1497, 0.1078, 0.0811, 0.0733, 0.0538, 0.0565, 0.0518
-  (1.23 clicks per page, 1.8 per page with a click; the default simulator's curve is
+  (1.31 clicks per page, 1.9 per page with a click; the default simulator's curve is
   0.664, 0.226, 0.088, 0.049, ... with ranker s100 — far steeper);
 - between-query variance of the page CTR (P(page has a click)), the variance of the 20
   per-query CTRs minus their mean binomial noise ``p(1-p)/(n-1)``: 0.02434 (sd 0.156;
