@@ -8,9 +8,15 @@ offline-better ranker (higher NDCG@10) in 80% of experiments.
 Traffic settings (onlineeval.simulate.calibrated):
 - ``default``: the simulator's defaults (the study's click model, user propensity
   Normal(0, propensity_sd)), i.e. the sample logs' users;
-- ``calibrated``: CALIBRATED, fitted to the Yandex WSCD 2014 click sample (rank-CTR curve,
-  no-click share, between-query spread of CTR): a random click propensity per topic and per
-  user on a flatter, less satisfying click model.
+- ``heterogeneous``: HETEROGENEOUS, the default click model with a random propensity per
+  topic, shift and spread fitted to the Yandex WSCD 2014 sample's no-click share and
+  between-query spread of CTR (heterogeneity alone);
+- ``calibrated``: CALIBRATED, fitted to the same sample's rank-CTR curve, no-click share and
+  between-query spread: a random click propensity per topic and per user on a flatter, less
+  satisfying click model.
+Settings with a topic effect run on --worlds draws of which topic gets which effect. The user
+propensity sd is not identified by the sample: --user-sd sets it for every setting and refits
+the two fitted ones with it held fixed.
 
 Both tests randomise users, as a real experiment does. Users see 1 + Poisson(m - 1) pages
 each (m = --pages-per-user, default 3.5: about the sample A/B logs' searches per user), one
@@ -68,6 +74,7 @@ from onlineeval.simulate.calibrated import (  # noqa: E402
     fit,
     simulate_pages,
     study_world,
+    wscd_moments,
 )
 from onlineeval.simulate.interleaving import _click_model  # noqa: E402
 from onlineeval.stats.moments import Moments, ratio  # noqa: E402
@@ -281,11 +288,26 @@ def main() -> int:
     ap.add_argument("--aa-reps", type=int, default=2000,
                     help="A/A experiments per setting (first pair's sizes, its ranker A "
                          "against itself); 0 skips")
+    ap.add_argument("--wscd", default=None,
+                    help="directory holding the Yandex WSCD testSample and trainSample: "
+                         "recompute their moments and compare with YANDEX_WSCD first")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args()
     if args.pages_per_user < 1:
         ap.error("--pages-per-user must be >= 1")
+    if args.wscd:
+        got = wscd_moments(Path(args.wscd, f).read_text(encoding="utf-8")
+                           for f in ("testSample", "trainSample"))
+        diff = max(abs(x - y) for x, y in zip(
+            (*got.position_ctr, got.no_click_share, got.between_query_var),
+            (*YANDEX_WSCD.position_ctr, YANDEX_WSCD.no_click_share,
+             YANDEX_WSCD.between_query_var), strict=True))
+        print(f"WSCD moments recomputed from {args.wscd}: {got.pages} pages, {got.queries} "
+              f"queries; largest difference from YANDEX_WSCD {diff:.2e}")
+        if got.pages != YANDEX_WSCD.pages or diff > 1e-9:
+            print("  they differ: the calibration constants do not describe this sample")
+            return 1
     manifest = json.loads((Path(args.study) / "manifest.json").read_text())
     collection, runs = study_world(manifest)
     default = CalibratedTraffic(_click_model(manifest["click_model"]), shift=0.0,

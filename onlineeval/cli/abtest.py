@@ -7,6 +7,7 @@ import json
 import sys
 import warnings
 
+from onlineeval.cli._experiment_args import add_log_arguments, load
 from onlineeval.cli._output import add_format_argument, emit, records
 from onlineeval.errors import InvalidParameterError
 
@@ -16,20 +17,13 @@ HELP = ("A/B(/n) test readout per randomization unit: delta-method ratio metrics
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from onlineeval.abtest.metrics import METRICS
     from onlineeval.abtest.readout import TESTS
     from onlineeval.stats.multiple import CORRECTIONS
 
-    parser.add_argument("logs", metavar="LOGS", help="log directory (searches.*, clicks.*, ...)")
+    add_log_arguments(parser, "log directory (searches.*, clicks.*, ...)")
     parser.add_argument("--control", default="control", help="control variant (default control)")
     parser.add_argument("--treatment", action="append", default=None, metavar="NAME",
                         help="treatment variant; repeat for A/B/n (default: every other variant)")
-    parser.add_argument("--metrics", default=None, metavar="NAME,...",
-                        help=f"metrics (default all): {', '.join(METRICS)}")
-    parser.add_argument("--unit", default="user_id",
-                        help="randomization unit column of searches (default user_id)")
-    parser.add_argument("--experiment", default=None,
-                        help="experiment to analyse (required when the log holds several)")
     parser.add_argument("--pre-period", default=None, nargs="+", metavar="START,END",
                         help="CUPED with the pre-period START <= ts < END (experiment: ts >= "
                         "END), given as START,END or START END; or one timestamp, the "
@@ -72,11 +66,8 @@ def parse_split(text: str | None) -> dict[str, float] | None:
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest import abtest
-    from onlineeval.logs import load_logs
 
-    logs = load_logs(args.logs)
-    if logs.report.excluded_total:
-        print(logs.report.summary(), file=sys.stderr)
+    logs = load(args.logs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         treatments = None
@@ -97,13 +88,15 @@ def run(args: argparse.Namespace) -> int:
         if not srm["mismatch"] or "SAMPLE RATIO MISMATCH" not in str(w.message):
             print(f"warning: {w.message}", file=sys.stderr)
     message = df.attrs["srm_message"]
-    if args.format == "json":
-        json.dump({"srm": srm, "results": records(df)}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    elif args.format == "csv":
+    if args.format in ("json", "csv"):
+        # machine-readable output stays parseable; the mismatch still reaches the terminal
         if srm["mismatch"]:
             print(f"!!! {message}", file=sys.stderr)
-        emit(df, "csv")
+        if args.format == "json":
+            json.dump({"srm": srm, "results": records(df)}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            emit(df, "csv")
     else:
         if srm["mismatch"]:
             bar = "!" * 78

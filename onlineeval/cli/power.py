@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from onlineeval.cli._experiment_args import add_log_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "power"
@@ -13,17 +13,9 @@ HELP = ("power analysis from baseline logs: minimum detectable effect for a numb
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from onlineeval.abtest.metrics import METRICS
-
-    parser.add_argument("logs", metavar="LOGS", help="baseline log directory")
-    parser.add_argument("--metrics", default=None, metavar="NAME,...",
-                        help=f"metrics (default all): {', '.join(METRICS)}")
-    parser.add_argument("--unit", default="user_id",
-                        help="randomization unit column of searches (default user_id)")
+    add_log_arguments(parser, "baseline log directory")
     parser.add_argument("--variant", default=None,
                         help="use only this variant's units as the baseline (e.g. control)")
-    parser.add_argument("--experiment", default=None,
-                        help="experiment to use (required when the log holds several)")
     parser.add_argument("--alpha", type=float, default=0.05, help="two-sided level (0.05)")
     parser.add_argument("--power", type=float, default=0.8, help="power (default 0.8)")
     parser.add_argument("--units", type=int, default=None,
@@ -37,11 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest import power
-    from onlineeval.logs import load_logs
 
-    logs = load_logs(args.logs)
-    if logs.report.excluded_total:
-        print(logs.report.summary(), file=sys.stderr)
+    logs = load(args.logs)
     df = power(
         logs, metrics=args.metrics, unit=args.unit, alpha=args.alpha, power=args.power,
         units=args.units, effect=args.effect, relative=not args.absolute,

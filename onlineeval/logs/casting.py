@@ -41,6 +41,23 @@ class Conversion:
     expr: str
     checked: bool  # True: a non-null source value may convert to NULL (a bad value)
     sql_type: str  # resulting SQL type
+    # a condition the converted value must meet, with @v@ standing for it (e.g. @v@ >= 0);
+    # a value failing it is a bad value like one that does not convert
+    valid: str = ""
+
+    def bad(self, source: str) -> str:
+        """SQL condition: the (quoted) source column holds a value that is bad."""
+        cond = f"({self.expr}) IS NULL"
+        if self.valid:
+            cond = f"({cond} OR NOT ({self.valid.replace('@v@', f'({self.expr})')}))"
+        return f"({source} IS NOT NULL AND {cond})"
+
+
+# kinds that are another kind restricted to a range: (base kind, condition on the value)
+_RANGED = {
+    "count": ("integer", "@v@ >= 0"),
+    "duration": ("double", "isfinite(@v@) AND @v@ >= 0"),
+}
 
 
 def base_type(sql_type: str) -> str:
@@ -57,6 +74,12 @@ def _integral(x: str, limit: str) -> str:
 
 def convert(kind: str, source_type: str, q: str) -> Conversion:
     """Conversion of quoted column ``q`` with DuckDB type ``source_type`` to ``kind``."""
+    if kind in _RANGED:
+        base, valid = _RANGED[kind]
+        conv = convert(base, source_type, q)
+        if conv.sql_type == "NULL" or base_type(source_type) == "NULL":
+            return conv
+        return Conversion(conv.expr, True, conv.sql_type, valid)
     t = base_type(source_type)
     if t == "NULL":
         # a column with no value at all (JSON gives it no type); ids take the type of the
@@ -127,8 +150,10 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
 KIND_WORDS = {
     "id": "an id (text or integer)",
     "timestamp": "a timestamp (e.g. 2024-05-01 12:30:00)",
-    "integer": "a whole number",
+    "integer": "a whole number (at most 2,147,483,647)",
     "double": "a number",
+    "count": "a whole number >= 0 (at most 2,147,483,647)",
+    "duration": "a finite number >= 0",
     "text": "text",
 }
 

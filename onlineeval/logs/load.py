@@ -287,7 +287,7 @@ def _unify_ids(tables: dict[str, _Table]) -> None:
             if t.types[column] != target:
                 conv = t.conversions[column]
                 t.conversions[column] = casting.Conversion(
-                    f"CAST({conv.expr} AS {target})", conv.checked, target,
+                    f"CAST({conv.expr} AS {target})", conv.checked, target, conv.valid,
                 )
                 t.types[column] = target
     for t in tables.values():  # an all-null id column (JSON types it NULL) becomes text
@@ -329,9 +329,7 @@ def _create_source_views(
             expr = conv.expr
             if conv.checked:
                 src = qi(t.columns[col.name])
-                check_cols.append(
-                    f"({src} IS NOT NULL AND ({expr}) IS NULL) AS {qi(_PREFIX + 'bad_' + col.name)}"
-                )
+                check_cols.append(f"{conv.bad(src)} AS {qi(_PREFIX + 'bad_' + col.name)}")
         else:
             expr = _placeholder(all_tables, t.name, col)
         typed_cols.append(f"{expr} AS {qi(col.name)}")

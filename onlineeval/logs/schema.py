@@ -9,6 +9,9 @@ Column kinds decide how a source column is converted:
     ``TIMESTAMP`` (UTC when the source carries a time zone or an offset).
 ``integer`` / ``double`` / ``text``
     ``INTEGER`` / ``DOUBLE`` / ``VARCHAR``.
+``count`` / ``duration``
+    ``INTEGER`` >= 0 (n_results) / finite ``DOUBLE`` >= 0 (dwell_ms): a negative or infinite
+    value is a bad value, an error naming the file and column like one that does not convert.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ SCHEMA: dict[str, tuple[Column, ...]] = {
         Column("query", "text"),
         Column("experiment", "text"),
         Column("variant", "text"),
-        Column("n_results", "integer"),
+        Column("n_results", "count"),
     ),
     "results": (
         Column("search_id", "id", True),
@@ -51,7 +54,7 @@ SCHEMA: dict[str, tuple[Column, ...]] = {
         Column("rank", "integer"),
         Column("doc_id", "id"),
         Column("ts", "timestamp"),
-        Column("dwell_ms", "double"),
+        Column("dwell_ms", "duration"),
     ),
 }
 
@@ -59,6 +62,8 @@ SQL_TYPE = {
     "timestamp": "TIMESTAMP",
     "integer": "INTEGER",
     "double": "DOUBLE",
+    "count": "INTEGER",
+    "duration": "DOUBLE",
     "text": "VARCHAR",
 }
 

@@ -22,8 +22,10 @@ from __future__ import annotations
 import csv
 import glob
 import gzip
+import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,10 +196,7 @@ def open_table(
     try:
         rel = _read(con, fmt, files, _hive(files, root))
     except duckdb.Error as exc:
-        if fmt in ("csv", "tsv"):
-            # the sniffer only says it failed; a strict read names the first bad line
-            for f in files:
-                _locate_csv_error(con, f, "\t" if fmt == "tsv" else ",")
+        locate_error(con, fmt, files)
         hint = {
             "csv": " (check that every line has as many comma-separated fields as the header)",
             "tsv": " (check that every line has as many tab-separated fields as the header)",
@@ -208,6 +207,7 @@ def open_table(
             f"cannot read as {fmt}{hint}: {reason}",
         ) from None
     if fmt == "json" and list(rel.columns) == ["json"]:
+        locate_error(con, fmt, files)
         # DuckDB falls back to one column 'json' when the lines are not all JSON objects
         raise LogFormatError(
             label, None, "cannot read as JSON lines: every line must be one JSON object "
@@ -217,11 +217,12 @@ def open_table(
 
 
 _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
-_JSON_LINE = re.compile(r'Malformed JSON in file "(.*)", at byte \d+ in line (\d+): (.*)')
+_JSON_ERROR = re.compile(r'Malformed JSON in file "(.*)", at byte \d+ in [^:]*: ([^.]*)')
+_COLUMN_COUNT = re.compile(r"Expected Number of Columns: (\d+) Found: \d+$")
 _ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
 
 
-def read_error(exc: BaseException) -> tuple[str | None, int | None, str]:
+def read_error(exc: BaseException, sep: str = ",") -> tuple[str | None, int | None, str]:
     """(file, line, reason) of a DuckDB read error, the reason on one line.
 
     DuckDB's CSV errors span many lines (the line number, the line, the problem, then
@@ -233,10 +234,11 @@ def read_error(exc: BaseException) -> tuple[str | None, int | None, str]:
         return None, None, type(exc).__name__
     found = _ERROR_FILE.search(text)
     file = found.group(1).strip() if found else None
-    bad_json = _JSON_LINE.search(text)
+    bad_json = _JSON_ERROR.search(text)
     if bad_json:
-        return bad_json.group(1), int(bad_json.group(2)), one_line(
-            f"malformed JSON: {bad_json.group(3).rstrip('.')}")
+        # DuckDB's JSON line numbers are off by one (and absent for the first line):
+        # locate_error finds the line itself
+        return bad_json.group(1), None, one_line(f"malformed JSON: {bad_json.group(2)}")
     line = _CSV_LINE.search(text)
     if line is None:
         return file, None, one_line(text.splitlines()[0])
@@ -245,17 +247,60 @@ def read_error(exc: BaseException) -> tuple[str | None, int | None, str]:
                      if x.startswith("Original Line:")), None)
     reason = head[-1] if head and not head[-1].startswith("Original Line:") else "malformed line"
     reason = one_line(reason).rstrip(".")
+    width = _COLUMN_COUNT.match(reason)
+    if width and original is not None:
+        # DuckDB's "Found:" stops counting one past the header's width: count them ourselves
+        found = len(next(csv.reader([original], delimiter=sep), []))
+        reason = f"the line has {found} fields, the header {width.group(1)}"
     if original is not None:
         reason += f"; the line starts {original[:80]!r}"
     return file, int(line.group(1)), reason
 
 
+def locate_error(con: duckdb.DuckDBPyConnection, fmt: str, files: Sequence[str]) -> None:
+    """After DuckDB failed to read ``files``: raise LogFormatError naming the first bad line
+    when one can be found (CSV/TSV by a strict read, JSON lines by parsing each line)."""
+    for f in files:
+        if fmt in ("csv", "tsv"):
+            _locate_csv_error(con, f, "\t" if fmt == "tsv" else ",")
+        elif fmt == "json":
+            _locate_json_error(f)
+
+
+def _open_text(file: str) -> Any:
+    opener = gzip.open if file.endswith(".gz") else open
+    return opener(file, "rt", encoding="utf-8", newline="")
+
+
+def _locate_json_error(file: str) -> None:
+    try:
+        with _open_text(file) as fh:
+            for number, text in enumerate(fh, start=1):
+                if number == 1 and not text.lstrip().startswith("{"):
+                    return  # not JSON lines (e.g. one JSON array): no line to blame
+                if not text.strip():
+                    continue
+                try:
+                    value = json.loads(text.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    reason = f"malformed JSON ({exc.msg} at column {exc.colno})"
+                else:
+                    if isinstance(value, dict):
+                        continue
+                    reason = f"the line is a JSON {type(value).__name__}, not an object"
+                raise LogFormatError(
+                    one_line(file), number,
+                    f"cannot read as JSON lines: {reason}; every line must be one JSON object",
+                ) from None
+    except (OSError, UnicodeDecodeError, EOFError):
+        return
+
+
 def _locate_csv_error(con: duckdb.DuckDBPyConnection, file: str, sep: str) -> None:
     """Raise LogFormatError naming the first malformed line of ``file``, if a strict read
     with the standard dialect (header line, double quotes) finds one."""
-    opener = gzip.open if file.endswith(".gz") else open
     try:
-        with opener(file, "rt", encoding="utf-8", newline="") as fh:
+        with _open_text(file) as fh:
             header = next(csv.reader(fh, delimiter=sep), None)
     except (OSError, UnicodeDecodeError, csv.Error):
         return
@@ -266,9 +311,9 @@ def _locate_csv_error(con: duckdb.DuckDBPyConnection, file: str, sep: str) -> No
                      escapechar='"', columns=dict.fromkeys(header, "VARCHAR"),
                      ).aggregate("count(*)").fetchall()
     except duckdb.Error as exc:
-        _, line, reason = read_error(exc)
+        _, line, reason = read_error(exc, sep)
         if line is not None:
-            raise LogFormatError(one_line(file), line, reason) from None
+            raise LogFormatError(one_line(file), line, f"cannot read as csv: {reason}") from None
 
 
 def one_line(text: str) -> str:

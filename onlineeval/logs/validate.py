@@ -22,7 +22,7 @@ from onlineeval.errors import LogFormatError, SchemaError
 from onlineeval.logs.casting import KIND_WORDS
 from onlineeval.logs.report import LoadReport
 from onlineeval.logs.schema import SCHEMA, column_names
-from onlineeval.logs.sources import one_line, read_error
+from onlineeval.logs.sources import locate_error, one_line, read_error
 from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident as qi
 
@@ -51,7 +51,8 @@ def _query(con: duckdb.DuckDBPyConnection, t: _Table, sql: str,
     try:
         return con.execute(sql, params or {}).fetchall()
     except _DATA_ERRORS as exc:
-        file, line, reason = read_error(exc)
+        locate_error(con, t.source.format, t.source.files)
+        file, line, reason = read_error(exc, "\t" if t.source.format == "tsv" else ",")
         # a part of a multi-file table is named by the file DuckDB reports
         where = one_line(file) if file and line is not None else t.source.label
         raise LogFormatError(where, line, f"cannot read the {t.name} table: {reason}") from None
@@ -73,7 +74,7 @@ def _raise_bad_values(con: duckdb.DuckDBPyConnection, t: _Table, counts: list[in
         src = t.columns[col]
         conv = t.conversions[col]
         rows = _query(con, t, f"SELECT CAST({qi(src)} AS VARCHAR) FROM {t.raw} "
-                              f"WHERE {qi(src)} IS NOT NULL AND ({conv.expr}) IS NULL LIMIT 3")
+                              f"WHERE {conv.bad(qi(src))} LIMIT 3")
         examples = ", ".join(repr(r[0]) for r in rows)
         kind = next(c.kind for c in SCHEMA[t.name] if c.name == col)
         raise SchemaError(
@@ -277,14 +278,17 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
                 f"SELECT DISTINCT r.{SID} FROM {t.typed} r "
                 f"ANTI JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID} WHERE r.{SID} IS NOT NULL")
         sql += f" ANTI JOIN {_RES_BAD_SIDS} b ON r.{SID} = b.{SID}"
+    _create(con, t, "VIEW", qi("results"), _filtered(sql, by, null, f"r.{RANK} >= 1"))
+
+
+def _filtered(sql: str, by: dict[str, int], null: str, rank_ok: str) -> str:
+    """``sql`` with the row filters for the exclusion reasons that occurred (``by``: counts)."""
     where = []
     if by["null_required"]:
         where.append(f"NOT ({null})")
     if by["rank_below_1"]:
-        where.append(f"r.{RANK} >= 1")
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    _create(con, t, "VIEW", qi("results"), sql)
+        where.append(rank_ok)
+    return sql + (" WHERE " + " AND ".join(where) if where else "")
 
 
 def _empty_results(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table]) -> None:
@@ -399,11 +403,5 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: L
         sql += (f" ANTI JOIN {_CLK_BAD_KEYS} x ON c.{SID} = x.{SID} "
                 f"AND c.{RANK} IS NOT DISTINCT FROM x.{RANK} "
                 f"AND c.{DOC} IS NOT DISTINCT FROM x.{DOC}")
-    where = []
-    if by["null_required"]:
-        where.append(f"NOT ({null})")
-    if by["rank_below_1"]:
-        where.append(f"(c.{RANK} IS NULL OR c.{RANK} >= 1)")
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    _create(con, t, "VIEW", qi("clicks"), sql)
+    _create(con, t, "VIEW", qi("clicks"),
+            _filtered(sql, by, null, f"(c.{RANK} IS NULL OR c.{RANK} >= 1)"))

@@ -24,7 +24,12 @@
 --   ctr = sum(has_click) / sum(searches); click_mrr = sum(rr) / sum(known_rr).
 WITH
 f AS (
-    SELECT {{unit}} AS unit, *
+    -- named columns only: a log's own extra columns (e.g. one called period) pass through
+    -- the facts view and would otherwise shadow the columns made below
+    SELECT
+        {{unit}} AS unit, ts, experiment, variant, session_first, has_click, n_clicks,
+        n_sat_clicks, nonzero, abandoned, known_n_results, zero_result, session_has_click,
+        session_abandoned, session_success, ttfc_s, has_ttfc, rr, reformulated, known_query
     FROM {{facts}}
 ),
 tagged AS (

@@ -12,6 +12,7 @@
 --   impressions_with_clicks BIGINT (pages with any click row), wins_a, wins_b, ties BIGINT
 --   (pages with outcome 'a', 'b', 'tie'), clicks_without_team, clicks_unmatched,
 --   repeat_clicks BIGINT (sums of the page columns).
+-- order: by experiment, by columns, team_a, team_b, user_id (NULLs last).
 WITH
 per_user AS (
     SELECT
@@ -28,3 +29,6 @@ per_user AS (
     GROUP BY experiment, {{by,}} team_a, team_b, user_id
 )
 SELECT * FROM per_user
+-- a fixed row order: the bootstrap numbers users by first appearance, so an order that
+-- varied between runs (DuckDB's hash aggregation has none) would change the seeded CI
+ORDER BY experiment, {{by,}} team_a, team_b, user_id

@@ -52,7 +52,13 @@ def test_srm_mismatch_printed_above_results(make_tables, tmp_path, capsys):
     assert "SAMPLE RATIO MISMATCH" in out[1]
     assert out.index(next(line for line in out if "metric" in line and "variant" in line)) > 1
     assert main(["abtest", logs, "--metrics", "ctr", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["srm"]["mismatch"] is True
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["srm"]["mismatch"] is True
+    assert captured.err.startswith("!!! SAMPLE RATIO MISMATCH")
+    assert main(["abtest", logs, "--metrics", "ctr", "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("metric,variant,")
+    assert captured.err.startswith("!!! SAMPLE RATIO MISMATCH")
     # a declared 60/40 split fits
     assert main(["abtest", logs, "--metrics", "ctr", "--expected-split",
                  "control=3,treatment=2"]) == 0
@@ -61,15 +67,24 @@ def test_srm_mismatch_printed_above_results(make_tables, tmp_path, capsys):
 
 def test_errors_exit_2_with_one_line(make_tables, tmp_path, capsys):
     logs = _write(make_tables, tmp_path / "e", seed=23)
-    assert main(["abtest", logs, "--treatment", "nope"]) == 2
-    err = capsys.readouterr().err
-    assert "unknown treatment variant 'nope'" in err and "control" in err
-    assert main(["abtest", logs, "--metrics", "ctr,bogus"]) == 2
-    assert "unknown metric 'bogus'" in capsys.readouterr().err
-    assert main(["abtest", logs, "--expected-split", "control:1"]) == 2
-    assert "--expected-split" in capsys.readouterr().err
-    assert main(["power", logs, "--metrics", "nope"]) == 2
-    assert "unknown metric" in capsys.readouterr().err
+
+    def one_line_error(argv):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+        return captured.err
+
+    err = one_line_error(["abtest", logs, "--treatment", "nope"])
+    assert "unknown treatment variant 'nope'" in err
+    assert "control (150 units), treatment (150 units)" in err
+    err = one_line_error(["abtest", logs, "--metrics", "ctr,bogus"])
+    assert "unknown metric 'bogus'" in err and "click_mrr" in err and "searches_per_unit" in err
+    # a variant without units in the analysed period (the pre-period ends after every search)
+    err = one_line_error(["abtest", logs, "--pre-period", "2030-01-01"])
+    assert "has 0 units" in err and "control (0 units)" in err
+    assert "--expected-split" in one_line_error(["abtest", logs, "--expected-split", "control:1"])
+    assert "unknown metric" in one_line_error(["power", logs, "--metrics", "nope"])
+    assert "'ctl'" in one_line_error(["power", logs, "--variant", "ctl"])
 
 
 def test_power_command(make_tables, tmp_path, capsys):
@@ -78,4 +93,8 @@ def test_power_command(make_tables, tmp_path, capsys):
                  "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [list(r) for r in rows] == [list(POWER_COLUMNS)]
-    assert rows[0]["units_per_arm_needed"] > 0
+    # the command prints what the API computes (tests/abtest/test_sizing.py checks the API)
+    api = onlineeval.power(logs, metrics="ctr", effect=0.05).iloc[0]
+    for key in ("baseline_value", "unit_sd", "mde_abs", "effect_abs", "units_per_arm_needed"):
+        assert rows[0][key] == pytest.approx(float(api[key]), rel=1e-12), key
+    assert rows[0]["baseline_units"] == 300 and rows[0]["units_per_arm"] == 150

@@ -108,30 +108,65 @@ def test_srm_mismatch_warns_and_is_flagged(make_tables):
     assert df.attrs["srm"]["mismatch"] is False
 
 
-def test_cuped_through_the_api(make_tables):
-    from onlineeval.abtest.units import load_units, parse_pre_period
-    from onlineeval.stats.cuped import cuped_compare
-    from onlineeval.stats.moments import Moments
+def _cuped_by_hand(uc, ut, x, y, xp, yp, welch):
+    """CUPED from per-unit sums in pandas, written independently of onlineeval.stats.cuped:
+    each arm's per-unit linearisations (x - R y)/mean(y) and (x' - R' y')/mean(y') and the
+    indicator h give the covariance of (R, R', mean h) as cov(L)/n; theta minimises the
+    variance of the adjusted difference; arm values are adjusted to the pooled covariates."""
+    arms = []
+    for u in (uc, ut):
+        r, rp = u[x].sum() / u[y].sum(), u[xp].sum() / u[yp].sum()
+        lin = np.column_stack([(u[x] - r * u[y]) / u[y].mean(),
+                               (u[xp] - rp * u[yp]) / u[yp].mean(), u["h"]])
+        arms.append((len(u), r, np.array([rp, u["h"].mean()]),
+                     np.cov(lin, rowvar=False, ddof=1) / len(u)))
+    theta = np.linalg.solve(arms[0][3][1:, 1:] + arms[1][3][1:, 1:],
+                            arms[0][3][1:, 0] + arms[1][3][1:, 0])
+    var = [v[0, 0] - 2 * theta @ v[1:, 0] + theta @ v[1:, 1:] @ theta for *_, v in arms]
+    diff = arms[1][1] - arms[0][1] - theta @ (arms[1][2] - arms[0][2])
+    dist = sps.norm
+    if welch:
+        (nc, *_), (nt, *_) = arms
+        dist = sps.t((var[0] + var[1]) ** 2 / (var[0] ** 2 / (nc - 1) + var[1] ** 2 / (nt - 1)))
+    se = np.sqrt(var[0] + var[1])
+    both = pd.concat([uc, ut])
+    pooled = np.array([both[xp].sum() / both[yp].sum(), both["h"].mean()])
+    adj = [r - theta @ (cov - pooled) for _, r, cov, _ in arms]
+    q = dist.isf(0.025)
+    return {"abs_diff": diff, "abs_ci_low": diff - q * se, "abs_ci_high": diff + q * se,
+            "p_value": 2 * dist.sf(abs(diff) / se), "rel_diff": adj[1] / adj[0] - 1,
+            "cuped_variance_reduction":
+                1 - (var[0] + var[1]) / (arms[0][3][0, 0] + arms[1][3][0, 0])}
 
+
+def test_cuped_through_the_api_matches_pandas_by_hand(make_tables):
     s, c = make_tables(seed=14, days=28, click_boost={"treatment": 0.05})
     logs = onlineeval.load_logs(searches=s, clicks=c)
     df = onlineeval.abtest(logs, metrics=["ctr", "searches_per_unit"],
                            pre_period="2024-01-01,2024-01-15")
     assert list(df.columns) == [*COLUMNS, "cuped_variance_reduction"]
-    data = load_units(logs, pre_period=parse_pre_period("2024-01-01,2024-01-15"))
-    cols = [data.col(n) for n in ("has_click", "searches", "pre_has_click", "pre_searches",
-                                  "has_pre")]
-    res = cuped_compare(Moments.from_units(data.arms["control"][:, cols]),
-                        Moments.from_units(data.arms["treatment"][:, cols]),
-                        num=0, den=1, pre_num=2, pre_den=3, has_pre=4)
-    row = df.set_index("metric").loc["ctr"]
-    assert row["abs_diff"] == pytest.approx(float(res.comparison.abs_diff), rel=1e-12)
-    assert row["cuped_variance_reduction"] == pytest.approx(float(res.variance_reduction))
-    # control/treatment values are the plain experiment-period values
-    exp = s[s["ts"] >= pd.Timestamp("2024-01-15")]
-    users = _per_user(exp, c[c["search_id"].isin(exp["search_id"])])
-    uc = users.loc["control"]
-    assert row["control_value"] == pytest.approx(uc["has_click"].sum() / uc["one"].sum())
+    start = pd.Timestamp("2024-01-15")
+    s = s.assign(x=s["search_id"].isin(c["search_id"]).astype(float), y=1.0)
+    exp = s[s["ts"] >= start].groupby("user_id").agg(
+        variant=("variant", "first"), x=("x", "sum"), y=("y", "sum"))
+    pre = s[s["ts"] < start].groupby("user_id")[["x", "y"]].sum().add_prefix("pre_")
+    u = exp.join(pre).fillna({"pre_x": 0.0, "pre_y": 0.0})
+    u["h"] = (u["pre_y"] > 0).astype(float)
+    u["one"] = 1.0
+    # units without pre-period data exist, so the indicator covariate is exercised
+    assert 0 < u["h"].sum() < len(u)
+    uc, ut = u[u["variant"] == "control"], u[u["variant"] == "treatment"]
+    for metric, cols, welch in (("ctr", ("x", "y", "pre_x", "pre_y"), False),
+                                ("searches_per_unit", ("y", "one", "pre_y", "h"), True)):
+        row = df.set_index("metric").loc[metric]
+        for key, value in _cuped_by_hand(uc, ut, *cols, welch=welch).items():
+            assert row[key] == pytest.approx(value, rel=1e-9), (metric, key)
+        # control/treatment values are the plain experiment-period values
+        assert row["control_value"] == pytest.approx(uc[cols[0]].sum() / uc[cols[1]].sum(),
+                                                     rel=1e-12)
+        assert row["treatment_value"] == pytest.approx(ut[cols[0]].sum() / ut[cols[1]].sum(),
+                                                       rel=1e-12)
+        assert row["units_control"] == len(uc) and row["units_treatment"] == len(ut)
 
 
 def test_other_tests_and_missing_columns(make_tables):

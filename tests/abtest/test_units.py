@@ -131,3 +131,22 @@ def test_custom_unit_column(make_tables):
         assert len(arr) == 20
         np.testing.assert_array_equal(np.sort(arr[:, data.col("searches")]),
                                       np.sort(by_hand.loc[variant].to_numpy()))
+
+
+def test_extra_log_columns_do_not_shadow_the_query_columns(make_tables):
+    # the facts view passes a log's extra columns through; one named like a column the
+    # aggregation makes (period, unit) once made every unit vanish from the analysis
+    s, c = make_tables(seed=9, users={"control": 30, "treatment": 30})
+    extra = s.assign(period="2024Q1", unit="h" + s["user_id"], searches=7)
+    for pre in (None, parse_pre_period("2024-01-05")):
+        plain = load_units(onlineeval.load_logs(searches=s, clicks=c), pre_period=pre)
+        data = load_units(onlineeval.load_logs(searches=extra, clicks=c), pre_period=pre)
+        assert sum(len(a) for a in data.arms.values()) > 50
+        assert data.columns == plain.columns and data.arms.keys() == plain.arms.keys()
+        for v, arr in plain.arms.items():
+            np.testing.assert_array_equal(data.arms[v], arr)
+    # the extra column can itself be the unit
+    by_unit = load_units(onlineeval.load_logs(searches=extra, clicks=c), unit="unit")
+    plain = load_units(onlineeval.load_logs(searches=s, clicks=c))
+    for v, arr in plain.arms.items():
+        np.testing.assert_array_equal(by_unit.arms[v], arr)

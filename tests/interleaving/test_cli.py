@@ -133,3 +133,15 @@ def test_interleave_lists_names_the_query_of_a_duplicate_document(tmp_path, caps
     assert main(["interleave-lists", str(tmp_path / "a.run"), str(tmp_path / "b.run")]) == 2
     err = capsys.readouterr().err
     assert "query q7" in err and "a.run" in err and "twice" in err
+
+
+def test_readme_example_is_the_real_output(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    cmd = "onlineeval interleave sample_logs/interleaving --experiment s200_vs_s100"
+    assert main(["interleave", str(root / "sample_logs" / "interleaving"),
+                 "--experiment", "s200_vs_s100"]) == 0
+    out = capsys.readouterr().out
+    assert f"```text\n$ {cmd}\n{out}```" in readme

@@ -133,3 +133,60 @@ def test_log_without_any_click_gives_undefined_statistics(hand_frames):
     assert all(math.isnan(v) for v in (row.delta_ab, row.share_a, row.p_value, row.ci_low,
                                        row.ci_high))
     assert row.winner is None
+
+
+def _random_log(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    n = 600
+    s = pd.DataFrame({"search_id": [f"s{i}" for i in range(n)],
+                      "user_id": [f"u{u}" for u in rng.integers(0, 150, n)],
+                      "query": [f"q{q}" for q in rng.integers(0, 8, n)], "experiment": "e"})
+    r = pd.DataFrame({"search_id": np.repeat(s.search_id, 2), "rank": [1, 2] * n,
+                      "doc_id": ["d1", "d2"] * n, "team": ["x", "y"] * n})
+    c = pd.DataFrame({"search_id": s.search_id, "rank": rng.integers(1, 3, n)})
+    return s, r, c[rng.random(n) < 0.7]
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_seeded_readout_does_not_depend_on_the_row_order_of_the_log(per_query):
+    # the bootstrap numbers users in the order the per-user rows arrive; that order must be
+    # fixed, or the same seed gives another CI from run to run (it did before user_stats
+    # sorted its rows)
+    s, r, c = _random_log(5)
+    ref = interleaving_readout(load_logs(searches=s, results=r, clicks=c), seed=3,
+                               per_query=per_query, n_resamples=300)
+    for perm in range(3):
+        rng = np.random.default_rng(perm)
+        shuffled = [df.iloc[rng.permutation(len(df))] for df in (s, r, c)]
+        out = interleaving_readout(load_logs(searches=shuffled[0], results=shuffled[1],
+                                             clicks=shuffled[2]),
+                                   seed=3, per_query=per_query, n_resamples=300)
+        pd.testing.assert_frame_equal(out, ref)
+
+
+def test_readout_ci_is_a_user_bootstrap_of_the_raw_pages():
+    # an independent computation from the page table: users sorted by id (the readout's
+    # order), resampled with the comparison's own generator, R draws of U users each
+    from onlineeval.interleaving._random import derived_generator
+
+    s, r, c = _random_log(6)
+    row = interleaving_readout(load_logs(searches=s, results=r, clicks=c), seed=9,
+                               n_resamples=400).iloc[0]
+    clicked = c.drop_duplicates(["search_id", "rank"])
+    page = s.set_index("search_id")[["user_id"]].assign(
+        a=clicked[clicked["rank"] == 1].set_index("search_id").reindex(s.search_id)["rank"]
+        .notna().to_numpy(),
+        b=clicked[clicked["rank"] == 2].set_index("search_id").reindex(s.search_id)["rank"]
+        .notna().to_numpy())
+    per_user = pd.DataFrame({
+        "user_id": page.user_id, "wa": page.a & ~page.b, "wb": page.b & ~page.a,
+        "t": page.a & page.b}).groupby("user_id").sum().sort_index()
+    arr = per_user.to_numpy(dtype=float)
+    gen = derived_generator(9, ("e", "x", "y"))
+    draws = []
+    for _ in range(400):
+        wa, wb, t = arr[gen.integers(0, len(arr), len(arr))].sum(axis=0)
+        draws.append((wa + t / 2) / (wa + wb + t) - 0.5)
+    lo, hi = np.quantile(draws, [0.025, 0.975])
+    assert (row.ci_low, row.ci_high) == pytest.approx((lo, hi), abs=1e-12)
+    assert row.users == len(arr)

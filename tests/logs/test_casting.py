@@ -56,19 +56,50 @@ def test_mapped_column_error_names_the_source_column(tmp_path):
 def test_bad_ranks_in_results(values, bad):
     r = pd.DataFrame({"search_id": ["a", "a"], "rank": values, "doc_id": ["x", "y"]})
     with pytest.raises(SchemaError, match=rf"column 'rank' \(results.rank\) must hold a whole "
-                                          rf"number; 1 of 2 rows .*e\.g\. .*{bad}"):
+                                          rf"number \(at most 2,147,483,647\); 1 of 2 rows "
+                                          rf".*e\.g\. .*{bad}"):
         onlineeval.load_logs(searches=_searches(), results=r, clicks=CLICKS)
 
 
 def test_bad_dwell_and_numeric_ts():
     c = pd.DataFrame({"search_id": ["a"], "rank": [1], "dwell_ms": ["long"]})
-    with pytest.raises(SchemaError, match=r"dwell_ms.*must hold a number.*'long'"):
+    with pytest.raises(SchemaError, match=r"dwell_ms.*must hold a finite number >= 0.*'long'"):
         onlineeval.load_logs(searches=_searches(), clicks=c)
     with pytest.raises(SchemaError, match=r"searches.ts\) must be a timestamp.*BIGINT; numbers "
                                           r"are ambiguous .*to_datetime"):
         onlineeval.load_logs(searches=_searches(ts=[1714550400, 1714550401]), clicks=CLICKS)
     with pytest.raises(SchemaError, match=r"user_id\) must be an id .*not BOOLEAN"):
         onlineeval.load_logs(searches=_searches(user_id=[True, False]), clicks=CLICKS)
+
+
+@pytest.mark.parametrize(("values", "shown"), [
+    ([3, -1], "'-1'"), ([3.0, -1.0], "'-1.0'"), (["3", "-1"], "'-1'"),
+    (pd.array([3, -1], dtype="Int8"), "'-1'"),
+])
+def test_negative_n_results_is_an_error_naming_file_and_column(values, shown):
+    s = _searches(n_results=values)
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=s, clicks=CLICKS)
+    assert str(err.value).startswith(
+        "DataFrame searches=: column 'n_results' (searches.n_results) must hold a whole number "
+        ">= 0 (at most 2,147,483,647); 1 of 2 rows hold values that cannot be read as one, "
+        f"e.g. {shown}")
+    # zero is a zero-result page, not an error
+    logs = onlineeval.load_logs(searches=_searches(n_results=[0, 2]), clicks=CLICKS)
+    assert logs.con.execute("SELECT n_results FROM searches ORDER BY 1").fetchall() == [(0,), (2,)]
+
+
+@pytest.mark.parametrize(("values", "shown"), [
+    ([5.0, -5.0], "'-5.0'"), ([5, -5], "'-5'"), (["5", "-5"], "'-5'"),
+    ([5.0, float("inf")], "'inf'"), (["5", "1e400"], "'1e400'"),
+])
+def test_negative_or_infinite_dwell_is_an_error(values, shown):
+    c = pd.DataFrame({"search_id": ["a", "a"], "rank": [1, 1], "dwell_ms": values})
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=_searches(), clicks=c)
+    assert str(err.value).startswith(
+        "DataFrame clicks=: column 'dwell_ms' (clicks.dwell_ms) must hold a finite number >= 0; "
+        f"1 of 2 rows hold values that cannot be read as one, e.g. {shown}")
 
 
 def test_text_timestamps_with_offsets_are_converted_to_utc():

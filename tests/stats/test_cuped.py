@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from scipy import stats as sps
 
 from onlineeval.stats.cuped import cuped_compare
 from onlineeval.stats.moments import Moments, ratio
@@ -74,6 +75,24 @@ def test_ratio_cuped_unbiased_with_less_variance_and_valid_intervals():
     # the CUPED interval still covers the true effect about 95% of the time
     cover = np.mean((res.comparison.abs_ci_low <= delta) & (delta <= res.comparison.abs_ci_high))
     assert 0.93 <= cover <= 0.97
+    # and so does the relative one: E[clicks]/E[searches] = E[p] = 0.05 + 0.85 / 2 per arm
+    true_rel = delta / (0.05 + 0.85 / 2)
+    comp = res.comparison
+    assert abs(comp.rel_diff.mean() - true_rel) < 3 * comp.rel_diff.std(ddof=1) / np.sqrt(reps)
+    assert 0.93 <= np.mean((comp.rel_ci_low <= true_rel) & (true_rel <= comp.rel_ci_high)) <= 0.97
+
+
+def test_ratio_cuped_relative_interval_with_a_large_effect():
+    # the relative interval treats the pooled covariate level as fixed; with a ~30% lift its
+    # standard error must still match the sampling spread of the adjusted relative difference
+    rng = np.random.default_rng(23)
+    reps, n = 2000, 400
+    mc = Moments.from_units(_ctr_population(rng, reps, n, 0.0))
+    mt = Moments.from_units(_ctr_population(rng, reps, n, 0.15))
+    res = cuped_compare(mc, mt, num=0, den=1, pre_num=2, pre_den=3, has_pre=4).comparison
+    se = (res.rel_ci_high - res.rel_ci_low) / (2 * sps.norm.isf(0.025))
+    assert res.rel_diff.mean() > 0.25
+    assert np.mean(se) == pytest.approx(res.rel_diff.std(ddof=1), rel=0.05)
 
 
 def test_no_pre_period_data_falls_back_to_plain_test():

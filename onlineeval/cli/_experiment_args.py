@@ -1,0 +1,31 @@
+"""Arguments and log loading shared by the ``abtest`` and ``power`` commands (not a command:
+modules starting with ``_`` are not discovered)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def add_log_arguments(parser: argparse.ArgumentParser, logs_help: str) -> None:
+    """``LOGS``, ``--metrics``, ``--unit`` and ``--experiment``, named as the API names them."""
+    from onlineeval.abtest.metrics import METRICS
+
+    parser.add_argument("logs", metavar="LOGS", help=logs_help)
+    parser.add_argument("--metrics", default=None, metavar="NAME,...",
+                        help=f"metrics (default all): {', '.join(METRICS)}")
+    parser.add_argument("--unit", default="user_id",
+                        help="randomization unit column of searches (default user_id)")
+    parser.add_argument("--experiment", default=None,
+                        help="experiment to analyse (required when the log holds several)")
+
+
+def load(path: str) -> Any:
+    """Load the logs and tell stderr about the rows the loader left out."""
+    from onlineeval.logs import load_logs
+
+    logs = load_logs(path)
+    if logs.report.excluded_total:
+        print(logs.report.summary(), file=sys.stderr)
+    return logs
