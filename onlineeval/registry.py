@@ -40,7 +40,7 @@ class Registry(Generic[T]):
         if canonical is None:
             known = sorted(self._items)
             close = difflib.get_close_matches(str(name).lower(), list(self._keys), n=1)
-            hint = f"; did you mean {self._keys[close[0]]!r}?" if close else ""
+            hint = f"; did you mean {self._keys[close[0]]!r}?" if close else "."
             raise UnknownNameError(
                 f"unknown {self.kind} {name!r}{hint} Known {self.kind}s: {', '.join(known)}"
             )

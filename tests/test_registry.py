@@ -27,3 +27,10 @@ def test_a_name_cannot_be_taken_twice():
     r.register("ctr", 1)
     with pytest.raises(InvalidParameterError, match="already registered"):
         r.register("other", 2, aliases=("CTR",))
+
+
+def test_unknown_name_without_a_close_match_still_reads_as_a_sentence():
+    r: Registry[int] = Registry("metric")
+    r.register("ctr", 1)
+    with pytest.raises(UnknownNameError, match=r"^unknown metric 'zzzz'\. Known metrics: ctr$"):
+        r.get("zzzz")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from onlineeval.abtest.metrics import ORDER, ABMetric, missing, resolve
 from onlineeval.abtest.units import UnitData, as_logs, check_variants, load_units, parse_pre_period
-from onlineeval.errors import InvalidParameterError
+from onlineeval.errors import InvalidParameterError, UnknownNameError
 from onlineeval.registry import Registry
 from onlineeval.stats.cuped import cuped_compare
 from onlineeval.stats.moments import Moments, ratio
@@ -42,6 +42,25 @@ def _check_alpha(alpha: Any) -> float:
 def _undefined() -> Comparison:
     nan = float("nan")
     return Comparison(nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, test="none")
+
+
+def _srm_units(
+    data: UnitData, control: str, expected_split: Mapping[str, float] | None,
+) -> dict[str, int]:
+    """Units per variant for the SRM check: every variant with units, the control first,
+    plus the variants ``expected_split`` names (a designed arm with no units at all is the
+    largest mismatch there is)."""
+    others = [v for v in data.known_variants if v != control and len(data.arms.get(v, ()))]
+    names = [control, *others]
+    if expected_split is not None:
+        unknown = [v for v in expected_split if v not in data.known_variants]
+        if unknown:
+            raise UnknownNameError(
+                f"expected_split names variants the log does not have: {unknown}; the log's "
+                f"variants are: {', '.join(data.known_variants)}"
+            )
+        names += [v for v in expected_split if v not in names]
+    return {v: len(data.arms.get(v, ())) for v in names}
 
 
 def _compare(
@@ -112,7 +131,10 @@ def abtest(
         ``mannwhitney`` (Mann–Whitney U p-values for per-unit means; no intervals) or
         ``bootstrap`` (seeded unit resampling, percentile intervals).
     expected_split
-        Expected share of units per variant for the SRM check (default equal).
+        Expected share of units per variant for the SRM check (default equal). The check
+        covers every variant of the experiment with units in the analysed period (and every
+        variant named here), not only the analysed treatments: a mismatch in any arm means
+        assignment or logging is broken.
     srm_alpha
         SRM p-value threshold (default 0.001).
     bootstrap_reps, seed
@@ -123,7 +145,10 @@ def abtest(
     pandas.DataFrame
         One row per (metric, treatment) with the columns :data:`COLUMNS` (and
         ``cuped_variance_reduction`` with a pre-period). ``significant`` is
-        ``p_adjusted < alpha``; the intervals are per comparison (not adjusted).
+        ``p_adjusted < alpha``; the intervals are per comparison (not adjusted). With a
+        pre-period, ``control_value`` and ``treatment_value`` are the plain experiment-period
+        values while ``abs_diff``, ``rel_diff``, their intervals and the p-values are the
+        CUPED-adjusted ones, so ``abs_diff`` then differs from their difference.
         ``df.attrs`` holds ``srm`` (statistic, p_value, units, expected_shares, mismatch),
         ``srm_message``, ``excluded`` (counts of searches/units left out, by reason),
         ``tests`` (the test used per metric), ``alpha``, ``correction``.
@@ -154,8 +179,7 @@ def abtest(
         )
     data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment)
     treat = check_variants(data, control, treatments)
-    variants = [control, *treat]
-    srm = srm_test({v: len(data.arms[v]) for v in variants}, expected_split, srm_alpha)
+    srm = srm_test(_srm_units(data, control, expected_split), expected_split, srm_alpha)
     if srm.mismatch:
         warnings.warn(srm.message(), stacklevel=2)
 

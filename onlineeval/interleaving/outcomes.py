@@ -9,6 +9,7 @@ the temp table ``interleaving_page_outcomes`` in the log's connection; ``user_st
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,6 +72,8 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
 
     Raises :class:`~onlineeval.errors.InputError` when the log has no interleaved page (no
     ``results.team``), or when ``experiment`` names no experiment with interleaved pages.
+    Warns with their count when some interleaved pages are left out because their
+    experiment's pages name a single team (nothing to compare it with).
     """
     con = logs.con
     if not _has(logs, "results", "team"):
@@ -99,6 +102,21 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
             "the log has no interleaved pages with two or more teams (an interleaved page is "
             "a search whose results carry a team; a comparison needs two team names in one "
             "experiment)"
+        )
+    (lonely,) = con.execute(
+        "SELECT count(*) FROM (SELECT s.search_id, s.experiment FROM searches AS s "
+        "SEMI JOIN results AS r ON r.search_id = s.search_id AND r.team IS NOT NULL "
+        "WHERE CAST($experiment AS VARCHAR) IS NULL "
+        "OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)) AS p "
+        f"ANTI JOIN {PAGE_TABLE} AS o ON o.search_id = p.search_id",
+        {"experiment": experiment},
+    ).fetchone()
+    if lonely:  # (when n == 0 the error above says it)
+        # a page whose experiment has a single team name cannot be compared with anything
+        warnings.warn(
+            f"{lonely:,} interleaved pages belong to experiments whose pages name only one team "
+            "and were left out of the readout (check the team names and the experiment column)",
+            stacklevel=3,
         )
     return int(n)
 

@@ -220,10 +220,10 @@ def _collect(
                     specs[t] = found
         source = one_line(str(directory))
     else:
-        source = ", ".join(
+        source = one_line(", ".join(
             f"{t}={v}" if not hasattr(v, "columns") else f"{t}=DataFrame"
             for t, v in specs.items()
-        ) or "nothing"
+        )) or "nothing"
     for t in ("searches", "clicks"):
         if t not in specs:
             where = (
@@ -246,9 +246,16 @@ def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Ta
     if name == "clicks" and "rank" not in out and "doc_id" not in out:
         missing.append("rank or doc_id")
     if missing:
+        other_sep = next((c for c in ";|\t," if len(cols) == 1 and c in cols[0]), None)
+        hint = (
+            f" The header holds {other_sep!r}: the file seems to be separated by it, but "
+            f"{source.format.upper()} files must be separated by "
+            f"{'a tab' if source.format == 'tsv' else 'commas'}."
+            if other_sep and source.format in ("csv", "tsv") else ""
+        )
         raise SchemaError(
             f"{source.label}: the {name} table lacks required column(s) "
-            f"{', '.join(repr(m) for m in missing)}; its columns are: {', '.join(cols)}. "
+            f"{', '.join(repr(m) for m in missing)}; its columns are: {', '.join(cols)}.{hint} "
             f"Rename them in the file or pass a mapping, e.g. "
             f"columns={{{name!r}: {{'<your column>': {missing[0].split()[0]!r}}}}}"
         )

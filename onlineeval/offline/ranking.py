@@ -235,7 +235,7 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     jsort = np.sort(jkey)
     dup_keys = jsort[1:][jsort[1:] == jsort[:-1]]
     dup_rows = np.flatnonzero(np.isin(jkey, dup_keys)) if len(dup_keys) else None
-    del jkey, jsort, dcode_q, duniq_q, dup_keys
+    del jkey, jsort, dup_keys
 
     # ---- judged documents per grade
     judged = q.value >= 0
@@ -269,6 +269,162 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     drank = drank_u[dcode].astype(np.int32 if n_d < 2**31 else np.int64)
     del dcode
 
+    fast = None
+    if dup_rows is None:
+        fast = _fast_order(qi, drank, score, n_d)
+    if fast is not None:
+        # ---- the common layout: one block per query, equal lengths, no duplicates
+        order, counts_present = fast
+        codes, lut = _judged_codes(qi, drank, n_q, n_d, drank_u, duniq, strings, q, qi_q,
+                                   dcode_q, duniq_q)
+        del dcode_q, duniq_q
+        rel = lut[codes[order]]
+        del codes
+        score = score[order]
+        counts = np.zeros(n_q, dtype=np.int64)
+        counts[counts_present] = len(order) // max(len(counts_present), 1)
+        drank_sorted = drank[order] if keep_docnos else None
+        del order, qi, drank
+        pos = _positions(counts) if max_results is not None else None
+    else:
+        del dcode_q, duniq_q
+        rel, score, counts, drank_sorted, pos = _slow_order(
+            qi, drank, score, n_q, n_d, drank_u, duniq, strings, q, qi_q, qids, run_name,
+            max_results, keep_docnos)
+        del qi, drank
+    return _finish(q, strings, qids, rel, score, counts, drank_sorted, pos, duniq, drank_u,
+                   dup_rows, qi_q, n_q, rel_levels, level, max_results, complete, keep_docnos,
+                   run_name, runid, ignored)
+
+
+def _positions(counts: np.ndarray) -> np.ndarray:
+    """0-based rank of each row within its query, for CSR rows with these counts."""
+    starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
+    return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+
+
+_MAX_DENSE_CELLS = 1 << 28   # (query, judged docno) cells of the int8/int16 relevance table
+
+
+def _fast_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray,
+                n_d: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rank order (query asc, score desc, docno rank desc) for the common layout; else None.
+
+    The layout: each query's rows form one block of the file, all blocks equally long, and
+    no document repeats within a query. Each block is then sorted on its own as a row of a
+    2-D array, by *value*: one int64 per row packs the score's order-preserving bits (top),
+    the reversed docno rank (middle) and the row's column (low bits), so one ``np.sort`` of
+    the keys gives the order and the column gives the row back. When two different scores
+    share the packed top bits (scores within about 1e-9 of each other), an exact argsort of
+    the scores followed by a packed sort of the tie groups is used instead. Returns
+    ``(order, query indices present in block order)``; None sends the caller to the general
+    path, which also reports duplicate documents.
+    """
+    n = len(qi)
+    if n == 0 or n_d <= 0:
+        return None
+    brk = np.flatnonzero(qi[1:] != qi[:-1]) + 1
+    n_b = len(brk) + 1
+    if n % n_b:
+        return None
+    w = n // n_b
+    if len(brk) and not np.array_equal(brk, np.arange(w, n, w)):
+        return None  # blocks of unequal length
+    first = qi[::w]
+    border = np.argsort(first, kind="stable")
+    present = first[border]
+    if n_b > 1 and not (present[1:] > present[:-1]).all():
+        return None  # a query split over several blocks
+    bw, bd = _bits(w), _bits(n_d)
+    if 2 * bw + bd > 62:
+        return None
+    d2 = drank.reshape(n_b, w)
+    ds = np.sort(d2, axis=1)
+    if (ds[:, 1:] == ds[:, :-1]).any():
+        return None  # a duplicate document: the general path reports it as trec_eval does
+    del ds
+    # order-preserving int64 of the score, reversed so that ascending = score descending;
+    # + 0.0 turns -0.0 into 0.0 (trec_eval compares them equal)
+    bits = (score + 0.0).view(np.int64)
+    kd = ~np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+    del bits
+    kd2 = kd.reshape(n_b, w)
+    low = bd + bw
+    mask = np.int64((1 << bw) - 1)
+    col = np.arange(w, dtype=np.int64)
+    rd = (np.int64(n_d - 1) - d2) << np.int64(bw)   # docno rank descending, then column
+    key = ((kd2 >> np.int64(low)) << np.int64(low)) | rd | col
+    key.sort(axis=1)
+    perm = key & mask
+    kds = np.take_along_axis(kd2, perm, axis=1)
+    top = key >> np.int64(low)
+    del key
+    if ((top[:, 1:] == top[:, :-1]) & (kds[:, 1:] != kds[:, :-1])).any():
+        # scores too close for the packed top bits: exact score order, then docno in ties
+        perm = np.argsort(kd2, axis=1, kind="stable")
+        kds = np.take_along_axis(kd2, perm, axis=1)
+        group = np.zeros(kds.shape, dtype=np.int64)
+        np.cumsum(kds[:, 1:] != kds[:, :-1], axis=1, out=group[:, 1:])
+        key = (group << np.int64(low)) | np.take_along_axis(rd, perm, axis=1) | col
+        key.sort(axis=1)
+        perm = np.take_along_axis(perm, key & mask, axis=1)
+        del key, group
+    del top, kds, kd, kd2, rd
+    order = (perm[border] + (border.astype(np.int64) * w)[:, None]).ravel()
+    return order, present.astype(np.int64)
+
+
+def _judged_codes(qi: np.ndarray, drank: np.ndarray, n_q: int, n_d: int,
+                  drank_u: np.ndarray, duniq: Any, strings: _Strings, q: Columns,
+                  qi_q: np.ndarray, dcode_q: np.ndarray,
+                  duniq_q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Small-integer relevance code of every run row, and the table turning codes into rel.
+
+    Judgments must be free of duplicates. Run docnos are encoded against the qrels' docno
+    dictionary (on the distinct values only); a (query, judged docno) table — dense when it
+    is small enough, else a hash index — gives each row its code: 0 = not in the qrels
+    (NONPOOL), else grade - lowest grade + 1. ``lut[code]`` is the rel value of the module
+    docstring (negative grades become UNJUDGED).
+    """
+    grade = q.value
+    gmin = min(int(grade.min()), 0) if len(grade) else 0
+    gmax = max(int(grade.max()), 0) if len(grade) else 0
+    span = gmax - gmin + 1
+    ctype = np.int8 if span < 127 else np.int16 if span < 32767 else np.int64
+    lut = np.arange(gmin - 1, gmax + 1, dtype=np.int64)
+    lut[0] = NONPOOL
+    lut[1:][lut[1:] < 0] = UNJUDGED
+    qcode = (grade - gmin + 1).astype(ctype)
+    # columns: the run's docnos that are judged for some query (others are NONPOOL anyway)
+    in_q = strings.lookup(duniq, duniq_q)   # run docno value -> qrels docno code, -1
+    judged_u = in_q >= 0
+    n_cols = int(np.count_nonzero(judged_u)) + 1
+    col_u = np.where(judged_u, np.cumsum(judged_u) - 1, n_cols - 1)
+    col_of_rank = np.empty(n_d, dtype=np.int64)
+    col_of_rank[drank_u] = col_u
+    col_of_qcode = np.full(len(duniq_q), -1, dtype=np.int64)
+    col_of_qcode[in_q[judged_u]] = col_u[judged_u]
+    qcol = col_of_qcode[dcode_q]
+    keep = np.flatnonzero(qcol >= 0)
+    qkey = qi_q[keep].astype(np.int64) * n_cols + qcol[keep]
+    qcode = qcode[keep]
+    rkey = qi.astype(np.int64) * n_cols + col_of_rank[drank]
+    if n_q * n_cols <= _MAX_DENSE_CELLS:
+        table = np.zeros(n_q * n_cols, dtype=ctype)  # calloc: untouched pages stay free
+        table[qkey] = qcode
+        return table[rkey], lut
+    codes = np.zeros(len(qi), dtype=ctype)
+    at = pd.Index(qkey).get_indexer(rkey)
+    hit = at >= 0
+    codes[hit] = qcode[at[hit]]
+    return codes, lut
+
+
+def _slow_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray, n_q: int, n_d: int,
+                drank_u: np.ndarray, duniq: Any, strings: _Strings, q: Columns,
+                qi_q: np.ndarray, qids: np.ndarray, run_name: str, max_results: int | None,
+                keep_docnos: bool) -> tuple:
+    """Any layout: join through a sort of packed keys, rank, and check duplicate documents."""
     # ---- relevance of each run row: join on packed (query, docno) keys
     rkey = qi.astype(np.int64) * n_d + drank
     by_key = _key_order(qi, drank, n_q)
@@ -317,8 +473,17 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
                 f"{qids[qi[row]]!r}; trec_eval stops with 'duplicate docs' on such a run. "
                 f"Keep one line per (qid, docno), e.g. the one with the highest score."
             )
-    del order, qi, drank
+    del order
+    return rel, score, counts, drank_sorted, pos
 
+
+def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
+            score: np.ndarray, counts: np.ndarray, drank_sorted: np.ndarray | None,
+            pos: np.ndarray | None, duniq: Any, drank_u: np.ndarray,
+            dup_rows: np.ndarray | None, qi_q: np.ndarray, n_q: int, rel_levels: np.ndarray,
+            level: int, max_results: int | None, complete: bool, keep_docnos: bool,
+            run_name: str, runid: str, ignored: int) -> Ranked:
+    """-M, -c, duplicate judgments and the final CSR layout (shared by both orderings)."""
     docno = None
     if keep_docnos:
         docno = strings.to_object(duniq)[np.argsort(drank_u)][drank_sorted]

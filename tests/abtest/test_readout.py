@@ -237,3 +237,27 @@ def test_results_do_not_depend_on_row_order(make_tables):
     plain_a = onlineeval.abtest(onlineeval.load_logs(searches=s, clicks=c), metrics="ctr")
     plain_b = onlineeval.abtest(onlineeval.load_logs(searches=shuffled, clicks=c), metrics="ctr")
     pd.testing.assert_frame_equal(plain_a, plain_b, check_exact=True)
+
+
+def test_srm_covers_every_variant_not_only_the_analysed_ones(make_tables):
+    # t1 lost a third of its units; analysing control vs t2 alone must still flag it
+    s, c = make_tables(seed=16, users={"control": 300, "t1": 200, "t2": 300})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    with pytest.warns(UserWarning, match="SAMPLE RATIO MISMATCH"):
+        df = onlineeval.abtest(logs, treatments=["t2"], metrics="ctr")
+    assert df.attrs["srm"]["units"] == {"control": 300, "t1": 200, "t2": 300}
+    assert list(df.attrs["srm"]["units"]) == ["control", "t1", "t2"]  # control first
+    chi2 = sps.chisquare([300, 200, 300])
+    assert df.attrs["srm"]["statistic"] == pytest.approx(chi2.statistic, rel=1e-12)
+    assert df.attrs["srm"]["p_value"] == pytest.approx(chi2.pvalue, rel=1e-12)
+    # the declared 3:2:3 design fits; a split naming a variant the log lacks is an error
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ok = onlineeval.abtest(logs, treatments=["t2"], metrics="ctr",
+                               expected_split={"control": 3, "t1": 2, "t2": 3})
+    assert ok.attrs["srm"]["mismatch"] is False
+    with pytest.raises(UnknownNameError, match=r"\['t3'\].*control, t1, t2"):
+        onlineeval.abtest(logs, metrics="ctr",
+                          expected_split={"control": 1, "t1": 1, "t2": 1, "t3": 1})
+    with pytest.raises(InvalidParameterError, match=r"missing \['t2'\]"):
+        onlineeval.abtest(logs, metrics="ctr", expected_split={"control": 1, "t1": 1})

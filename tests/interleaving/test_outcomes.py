@@ -184,3 +184,15 @@ def test_sql_matches_a_python_reference_on_random_pages(pages):
             "clicks_without_team", "repeat_clicks"]
     rows = sorted(tuple(r) for r in got[cols].itertuples(index=False))
     assert rows == sorted(expected)
+
+
+def test_pages_of_a_single_team_experiment_are_counted_not_dropped_silently(hand_frames):
+    s, r, c = hand_frames
+    # a third experiment whose only page names one team: nothing to compare it with
+    s = pd.concat([s, s[s.search_id == "p1"].assign(search_id="z1", experiment="e3")])
+    r = pd.concat([r, r[r.search_id == "p1"].assign(search_id="z1", team="x")])
+    logs = load_logs(searches=s, results=r, clicks=c)
+    with pytest.warns(UserWarning, match=r"^1 interleaved pages belong to experiments whose "
+                                         r"pages name only one team"):
+        n = outcomes.page_outcomes(logs)
+    assert n == 7 + 3 * 2  # e1: 7 pages x 1 pair; e2: 2 pages x 3 pairs; e3: none

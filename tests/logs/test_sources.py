@@ -276,3 +276,14 @@ def test_partitioned_folders_keep_the_partition_column(tmp_path, tiny_dir, fmt):
     q = "SELECT search_id, variant FROM searches ORDER BY 1"
     assert logs.con.execute(q).fetchall() == expected.con.execute(q).fetchall()
     assert logs.report.excluded == expected.report.excluded
+
+
+def test_semicolon_separated_csv_is_named_as_such(tmp_path, tiny_dir):
+    (tmp_path / "searches.csv").write_text("search_id;user_id;ts\ns1;u1;2024-01-01\n")
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=tmp_path / "searches.csv", clicks=tiny_dir / "clicks.csv")
+    assert str(err.value) == (
+        f"{tmp_path / 'searches.csv'}: the searches table lacks required column(s) 'search_id', "
+        "'user_id'; its columns are: search_id;user_id;ts. The header holds ';': the file seems "
+        "to be separated by it, but CSV files must be separated by commas. Rename them in the "
+        "file or pass a mapping, e.g. columns={'searches': {'<your column>': 'search_id'}}")
