@@ -137,7 +137,7 @@ def parse(name: str, path: Path, text: str) -> Query:
             f"{path}: header declares parameters {sorted(params)} but the query uses "
             f"{sorted(used)}"
         )
-    for number, line in enumerate(body.splitlines(), 1):
+    for line in body.splitlines():
         if "--" in line and _IDENT.search(line.split("--", 1)[1]):
             raise InvalidParameterError(
                 f"{path}: an identifier placeholder stands inside a trailing comment "

@@ -55,9 +55,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.matrix:
         frames = []
-        for experiment, part in out.groupby("experiment", dropna=False, sort=True):
+        keys = ["experiment", *by]
+        # one matrix per experiment and breakdown cell: a pair may appear once in a matrix
+        for key, part in out.groupby(keys, dropna=False, sort=True):
             m = preference_matrix(part).reset_index()
-            m.insert(0, "experiment", experiment)
+            for i, (name, value) in enumerate(zip(keys, key, strict=True)):
+                m.insert(i, name, value)
             frames.append(m)
         emit(pd.concat(frames, ignore_index=True), args.format)
         return 0

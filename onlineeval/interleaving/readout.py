@@ -200,6 +200,12 @@ def preference_matrix(readout: pd.DataFrame, value: str = "delta_ab") -> pd.Data
             "preference_matrix needs the readout of one experiment; filter the readout first "
             "(readout[readout.experiment == NAME])"
         )
+    pairs = [frozenset(p) for p in zip(readout["team_a"], readout["team_b"], strict=True)]
+    if len(set(pairs)) < len(pairs):
+        raise InvalidParameterError(
+            "preference_matrix needs one row per pair of teams; this readout has several "
+            "(a breakdown by variant or day?): filter it to one cell of the breakdown first"
+        )
     teams = sorted(set(readout["team_a"]) | set(readout["team_b"]), key=str)
     m = pd.DataFrame(np.nan, index=pd.Index(teams, name="team"), columns=teams)
     for a, b, v in readout[["team_a", "team_b", value]].itertuples(index=False):

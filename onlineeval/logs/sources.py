@@ -157,8 +157,12 @@ def _read(con: duckdb.DuckDBPyConnection, fmt: str, files: list[str],
         # A fixed delimiter: left to guess, the sniffer reads a file with a ragged line as
         # one single text column instead of failing.
         # skiprows=0: the header is the first line, never a guessed later one.
+        # Standard double-quote quoting, fixed: left to guess, the sniffer picks "no quoting"
+        # for a file with one unterminated quote and then keeps the quotes of every properly
+        # quoted value ('"s1"' instead of 's1'), silently.
         return con.read_csv(arg, header=True, all_varchar=True, skiprows=0,
-                            sep="\t" if fmt == "tsv" else ",", **extra)
+                            sep="\t" if fmt == "tsv" else ",", quotechar='"', escapechar='"',
+                            **extra)
     return con.read_json(arg, format="auto", **extra)
 
 
@@ -193,6 +197,9 @@ def open_table(
     label = files[0] if len(files) == 1 else f"{os.fspath(spec)} ({len(files)} parts)"
     given = Path(os.fspath(spec))
     root = str(given.resolve()) if given.is_dir() else os.path.dirname(files[0])
+    if fmt in ("csv", "tsv"):
+        for f in files:
+            _check_header(f, "\t" if fmt == "tsv" else ",", table)
     try:
         rel = _read(con, fmt, files, _hive(files, root))
     except duckdb.Error as exc:
@@ -294,6 +301,26 @@ def _locate_json_error(file: str) -> None:
                 ) from None
     except (OSError, UnicodeDecodeError, EOFError):
         return
+
+
+def _check_header(file: str, sep: str, table: str) -> None:
+    """A header naming one column twice is an error (DuckDB would rename the second copy,
+    and the loader would silently use the first)."""
+    try:
+        with _open_text(file) as fh:
+            header = next(csv.reader(fh, delimiter=sep), None)
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error):
+        return  # DuckDB's reader reports unreadable files
+    seen: dict[str, str] = {}
+    for name in header or []:
+        if name.lower() in seen:
+            raise SchemaError(
+                f"{one_line(file)}: the header of table {table!r} names column "
+                f"{one_line(repr(seen[name.lower()]))} twice"
+                f"{'' if name == seen[name.lower()] else f' (as {one_line(repr(name))})'}"
+                "; SQL cannot tell them apart (names ignore case): rename or drop one"
+            )
+        seen[name.lower()] = name
 
 
 def _locate_csv_error(con: duckdb.DuckDBPyConnection, file: str, sep: str) -> None:

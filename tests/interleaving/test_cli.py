@@ -145,3 +145,28 @@ def test_readme_example_is_the_real_output(capsys):
                  "--experiment", "s200_vs_s100"]) == 0
     out = capsys.readouterr().out
     assert f"```text\n$ {cmd}\n{out}```" in readme
+
+
+def test_interleave_matrix_with_a_breakdown_gives_one_matrix_per_cell(log_dir, capsys):
+    # e1 by day (hand-computed, see conftest): day 1 pages p1-p6 -> x wins 2, y 1, 1 tie:
+    # Δ = 2.5 / 4 - 0.5 = 0.125; day 2 page p7 -> x wins: Δ = 0.5
+    assert main(["interleave", str(log_dir), "--experiment", "e1", "--by", "day", "--matrix",
+                 "--format", "json", "--resamples", "20"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    got = {(r["day"][:10], r["team"]): (r["x"], r["y"]) for r in rows}
+    assert got == {("2024-03-01", "x"): (None, 0.125), ("2024-03-01", "y"): (-0.125, None),
+                   ("2024-03-02", "x"): (None, 0.5), ("2024-03-02", "y"): (-0.5, None)}
+
+
+def test_preference_matrix_refuses_a_pair_given_twice(logs):
+    import warnings
+
+    from onlineeval.errors import InvalidParameterError
+    from onlineeval.interleaving import interleaving_readout, preference_matrix
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = interleaving_readout(logs, "e1", by="day", n_resamples=20)
+    assert len(out) == 2
+    with pytest.raises(InvalidParameterError, match="one row per pair of teams"):
+        preference_matrix(out)

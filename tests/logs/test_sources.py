@@ -183,13 +183,20 @@ def test_stray_quote_in_a_quoted_csv_names_the_line(tmp_path, tiny_dir):
     assert str(err.value) == (
         f"{tmp_path / 'searches.csv'}:4: cannot read as csv: Value with unterminated quote "
         """found; the line starts 's3,u2,2024-01-01,"oops'""")
-    # a lone stray quote in a file without quoting is read as a literal character, not lost
+    # without a field that needs quoting too: DuckDB's sniffer would fall back to "no
+    # quoting" and keep the quotes of s1's value ('"a"'), silently
     (tmp_path / "searches.csv").write_text(
-        'search_id,user_id,ts,query\ns1,u1,2024-01-01,a\ns3,u2,2024-01-01,"oops\n'
+        'search_id,user_id,ts,query\ns1,u1,2024-01-01,"a"\ns3,u2,2024-01-01,"oops\n'
         's4,u2,2024-01-02,c\n')
-    logs = onlineeval.load_logs(searches=tmp_path / "searches.csv", clicks=tmp_path / "clicks.csv")
-    assert logs.con.execute("SELECT query FROM searches ORDER BY search_id").fetchall() == [
-        ("a",), ('"oops',), ("c",)]
+    with pytest.raises(LogFormatError) as err:
+        onlineeval.load_logs(tmp_path)
+    assert err.value.line == 3
+    # quotes inside an unquoted value are kept as characters; quoted values lose their quotes
+    (tmp_path / "searches.csv").write_text(
+        'search_id,user_id,ts,query\n"s1",u1,2024-01-01,"a, ""b"""\ns3,u2,2024-01-01,5" tall\n')
+    logs = onlineeval.load_logs(tmp_path)
+    assert logs.con.execute("SELECT search_id, query FROM searches ORDER BY 1").fetchall() == [
+        ("s1", 'a, "b"'), ("s3", '5" tall')]
 
 
 def test_bad_json_lines_name_file_and_line(tmp_path, tiny_dir):
@@ -287,3 +294,31 @@ def test_semicolon_separated_csv_is_named_as_such(tmp_path, tiny_dir):
         "'user_id'; its columns are: search_id;user_id;ts. The header holds ';': the file seems "
         "to be separated by it, but CSV files must be separated by commas. Rename them in the "
         "file or pass a mapping, e.g. columns={'searches': {'<your column>': 'search_id'}}")
+
+
+def test_cli_prints_a_malformed_line_as_one_line(tmp_path, tiny_dir, capsys):
+    from onlineeval.cli import main
+
+    weird = tmp_path / "a\nb"
+    weird.mkdir()
+    shutil.copy(tiny_dir / "clicks.csv", weird)
+    (weird / "searches.csv").write_text(
+        'search_id,user_id,ts\ns0,u1,"2024-01-01"\ns1,u1,"2024-01-01\n')
+    assert main(["online", str(weird)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"onlineeval online: error: {tmp_path}/a\\nb/searches.csv:3: cannot read as "
+                   "csv: Value with unterminated quote found; the line starts "
+                   "'s1,u1,\"2024-01-01'\n")
+
+
+@pytest.mark.parametrize(("header", "named"), [
+    ("search_id,user_id,ts,user_id", "'user_id' twice;"),
+    ("search_id,user_id,ts,USER_ID", "'user_id' twice (as 'USER_ID');"),
+])
+def test_csv_header_naming_a_column_twice_is_an_error(tmp_path, tiny_dir, header, named):
+    (tmp_path / "searches.csv").write_text(f"{header}\ns1,u1,2024-01-01,u2\n")
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=tmp_path / "searches.csv", clicks=tiny_dir / "clicks.csv")
+    assert str(err.value).startswith(
+        f"{tmp_path / 'searches.csv'}: the header of table 'searches' names column {named}")

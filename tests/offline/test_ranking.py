@@ -168,3 +168,95 @@ def test_duplicate_judgment_of_an_unevaluated_query_is_ignored(string_backend):
 def test_absurd_grade_is_a_clear_error():
     with pytest.raises(InputError, match="highest relevance grade is 1000000000"):
         prepare({"q": {"a": 10**9}}, {"q": {"a": 1.0}})
+
+
+# --------------------------------------------------------------------------- fast path
+# prepare() takes a shortcut when each query's rows form one block of equal length without
+# duplicate documents (_fast_order + _judged_codes). These tests check that shortcut against
+# a plain Python ranking written from trec_eval's rules, on data built to stress it.
+
+def _reference(qrels_rows, run_rows):
+    """trec_eval's ranking by hand: qids in byte order, score desc, docno desc (bytes)."""
+    judged = {}
+    for q, d, g in qrels_rows:
+        judged[(q, d)] = g
+    by_q = {}
+    for q, d, s in run_rows:
+        by_q.setdefault(q, []).append((d, s))
+    qids = sorted({q for q, _, _ in qrels_rows} & set(by_q), key=lambda x: x.encode())
+    rel, score, docno, counts = [], [], [], []
+    for q in qids:
+        docs = sorted(by_q[q], key=lambda ds: (ds[1], ds[0].encode()), reverse=True)
+        counts.append(len(docs))
+        for d, s in docs:
+            g = judged.get((q, d))
+            rel.append(NONPOOL if g is None else UNJUDGED if g < 0 else g)
+            score.append(s)
+            docno.append(d)
+    return qids, counts, rel, score, docno
+
+
+def _random_blocks(seed, n_q, width, close_scores=False):
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in rng.permutation(n_q)]          # blocks not in byte order
+    run_rows, qrels_rows = [], []
+    for q in qids:
+        docs = rng.choice(4 * width, size=width, replace=False)
+        scores = rng.integers(0, 4, size=width) / 4.0        # many ties
+        if close_scores:   # distinct scores closer than the packed key can tell apart
+            scores = 1.0 + rng.integers(0, 3, size=width) * 2.0 ** -50
+        scores = np.where(rng.random(width) < 0.1, -scores, scores)   # -0.0 and negatives
+        for d, s in zip(docs, scores, strict=True):
+            run_rows.append((q, f"d{d}", float(s)))
+            if rng.random() < 0.5:
+                qrels_rows.append((q, f"d{d}", int(rng.integers(-1, 4))))
+        qrels_rows.append((q, f"never{q}", 1))               # judged, not retrieved
+    qrels_rows.append(("judged_only", "x", 2))               # a query without results
+    return qrels_rows, run_rows
+
+
+@pytest.mark.parametrize("close_scores", [False, True])
+@pytest.mark.parametrize("dense", [True, False])
+def test_fast_path_matches_a_plain_ranking(close_scores, dense, monkeypatch, string_backend):
+    calls = []
+    real = ranking._fast_order
+    monkeypatch.setattr(ranking, "_fast_order",
+                        lambda *a: calls.append(1) or real(*a))
+    if not dense:  # force the hash join used for big (query, docno) tables
+        monkeypatch.setattr(ranking, "_MAX_DENSE_CELLS", 0)
+    qrels_rows, run_rows = _random_blocks(7, n_q=40, width=25, close_scores=close_scores)
+    r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
+    assert calls, "the fast path was not tried"
+    qids, counts, rel, score, docno = _reference(qrels_rows, run_rows)
+    assert r.qids.tolist() == qids
+    assert np.diff(r.offsets).tolist() == counts
+    assert r.rel.tolist() == rel
+    assert r.score.tolist() == score
+    assert r.docno.tolist() == docno
+
+
+def test_fast_path_agrees_with_general_path_with_flags(monkeypatch):
+    qrels_rows, run_rows = _random_blocks(11, n_q=30, width=12)
+    qrels, run = frame(qrels_rows, "rel"), frame(run_rows, "score")
+    for kwargs in ({"max_results": 5}, {"complete": True}, {"relevance_level": 2}):
+        fast = prepare(qrels, run, keep_docnos=True, **kwargs)
+        with monkeypatch.context() as m:
+            m.setattr(ranking, "_fast_order", lambda *a: None)
+            slow = prepare(qrels, run, keep_docnos=True, **kwargs)
+        assert fast.qids.tolist() == slow.qids.tolist()
+        assert fast.offsets.tolist() == slow.offsets.tolist()
+        assert fast.rel.tolist() == slow.rel.tolist()
+        assert fast.score.tolist() == slow.score.tolist()
+        assert fast.docno.tolist() == slow.docno.tolist()
+        assert fast.rel_levels.tolist() == slow.rel_levels.tolist()
+
+
+def test_fast_path_layout_misses_fall_back():
+    # a duplicate document inside an equal-length block must still be reported
+    run = frame([("q", "a", 1.0), ("q", "a", 2.0), ("p", "b", 1.0), ("p", "c", 1.0)], "score")
+    with pytest.raises(InputError, match="listed 2 times"):
+        prepare(frame([("q", "a", 1), ("p", "b", 1)], "rel"), run)
+    # a query split over two blocks is ranked as one query
+    run = frame([("q", "a", 1.0), ("p", "b", 1.0), ("q", "c", 3.0), ("p", "d", 0.5)], "score")
+    r = prepare(frame([("q", "a", 1), ("p", "b", 1)], "rel"), run, keep_docnos=True)
+    assert r.docno.tolist() == ["b", "d", "c", "a"]
