@@ -57,6 +57,9 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
             names.extend(NICKNAMES[name])
             continue
         if name not in MEASURES or MEASURES.canonical(name) != name:
+            hint = _alias_hint(name, text if dot else "")
+            if hint is not None:
+                raise InvalidParameterError(hint)
             MEASURES.get(name)  # unknown: raises with a did-you-mean hint
             raise InvalidParameterError(
                 f"trec_eval measure names are case-sensitive: write "
@@ -66,6 +69,30 @@ def parse_measures(specs: Sequence[str]) -> list[Request]:
         if dot:
             params_text.setdefault(name, text)
     return [(m, m.parse(params_text.get(m.name))) for m in ordered(names)]
+
+
+def _alias_hint(name: str, params: str) -> str | None:
+    """The message for a familiar alias (``AP``, ``nDCG@10``) given to ``-m``; else None.
+
+    trec_eval's ``-m`` takes only trec_eval's own (case-sensitive) names; the aliases belong
+    to :func:`onlineeval.offline.evaluate`. Case variants of a real name return None.
+    """
+    head, at, cutoff = name.partition("@")
+    key = f"{head}@" if at else head
+    if key not in MEASURES:
+        return None
+    canonical = MEASURES.canonical(key)
+    if canonical.lower() == key.lower():
+        return None
+    given = name + (f".{params}" if params else "")
+    if at and cutoff:
+        use = f"write {canonical}.{cutoff!s}"
+    elif params:
+        use = f"write {canonical}, with trec_eval's parameters after a dot"
+    else:
+        use = f"write {canonical}"
+    return (f"{given!r} is a measure name of the Python API (onlineeval.offline.evaluate), "
+            f"not of trec_eval; trec_eval calls this measure {canonical!r}: for -m {use}")
 
 
 @dataclass

@@ -133,25 +133,9 @@ def test_writer_treats_column_names_with_quotes_and_sql_as_data(tmp_path: Path) 
     assert rel.fetchall() == [("1", "v", 8), ("2", "u", 7)]  # sorted by search_id
 
 
-class _FakeTTY:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.parts.append(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return True
-
-
-def test_progress_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture) -> None:
-    tty = _FakeTTY()
-    monkeypatch.setattr("sys.stderr", tty)
+def test_progress_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tty_stderr,
+        capsys: pytest.CaptureFixture) -> None:
+    tty = tty_stderr()
     convert(YANDEX, tmp_path / "tty", "yandex-wscd")
     assert "\rconverting yandex-wscd: pages: 1" in "".join(tty.parts)
     monkeypatch.undo()

@@ -179,25 +179,9 @@ def test_build_world_and_simulate_pairs_reproduce_the_study(study) -> None:
     assert set(other.results["team"]) == {"A"}
 
 
-class _FakeTTY:
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.parts.append(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return True
-
-
-def test_progress_shows_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture) -> None:
-    tty = _FakeTTY()
-    monkeypatch.setattr("sys.stderr", tty)
+def test_progress_shows_on_a_tty_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tty_stderr,
+        capsys: pytest.CaptureFixture) -> None:
+    tty = tty_stderr()
     simulate(tmp_path / "tty", 1, **{**SMALL, "users_per_experiment": 30})
     assert "simulating users: 60/60" in "".join(tty.parts)
     monkeypatch.undo()

@@ -61,3 +61,7 @@ NICKNAMES["set"] = (
 __all__ = [
     "MEASURES", "NICKNAMES", "Params", "TrecMeasure", "expand_names", "ordered", "parse_params",
 ]
+
+# The measures beyond trec_eval and the familiar aliases (AP, nDCG@k, MRR@k, ...) register
+# into the same registry whatever module is imported first; last, so MEASURES is complete.
+from onlineeval.offline import extra_measures  # noqa: E402, F401
