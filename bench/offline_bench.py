@@ -126,7 +126,7 @@ def dataset(size: str) -> tuple[Path, Path]:
 def work_onlineeval(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
     from onlineeval.offline import evaluate
 
-    # paths go straight to the engine's file loaders (DuckDB's CSV reader on clean files)
+    # paths go straight to the engine's file loaders (pyarrow's CSV reader on clean files)
     df = evaluate(qrels_path, run_path, MEASURES, per_query=True)
     return {"__df__": df}  # converted after timing
 

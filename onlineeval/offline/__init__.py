@@ -16,12 +16,37 @@ comparison of runs ``compare`` (in ``compare``).
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from onlineeval.offline.api import evaluate
-from onlineeval.offline.compare import compare
 from onlineeval.offline.rbo import rbo
 from onlineeval.offline.trec_format import read_qrels, read_run
 
-# Importing each function after its module keeps the package attribute bound to the function
-# (``onlineeval.offline.compare(...)``) even though a submodule of the same name exists: Python
-# binds a submodule to its package only when it first loads it, which happens just above.
 __all__ = ["compare", "evaluate", "rbo", "read_qrels", "read_run"]
+
+
+class _Package(types.ModuleType):
+    """This package, with ``compare`` loaded on first use.
+
+    ``compare`` pulls in scipy.stats (about half a second), which ``evaluate`` and the
+    trec-eval command never need. The package attribute ``compare`` is the function even
+    though a submodule of that name exists: Python binds a submodule to its package by
+    ``setattr`` when it loads it, and this class turns that binding into the function.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "compare" and isinstance(value, types.ModuleType):
+            value = value.compare
+        super().__setattr__(name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "compare":
+            import onlineeval.offline.compare  # noqa: F401  (binds the function, see above)
+
+            return self.__dict__["compare"]
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+
+sys.modules[__name__].__class__ = _Package

@@ -45,10 +45,15 @@ parameters returning per-query float64 arrays. Measures share intermediate resul
 ``Ranked._cache`` (AP, bpref, gains, DCG), so asking for map and gm_map costs one AP.
 
 Speed: after reading, preparing is integer work on numpy arrays — qids and docnos are
-dictionary encoded and ranked by byte order (pyarrow when installed, else pandas), the run is
-joined to the qrels through packed (query, docno) integer keys, and each query is sorted on
-its own (a 2-D row-wise stable sort). No Python loop runs per query or per document. Peak
-memory is about 1.2 GB for 10M run lines.
+dictionary encoded and ranked by byte order (pyarrow when installed, else pandas). The usual
+layout (each query's lines together, every query with the same number of lines, no duplicate
+documents; checked, not assumed) takes a fast path: each query is sorted as one row of a 2-D
+array by value on a packed int64 key (score bits, reversed docno rank, column), and each row
+finds its grade in a (query, judged docno) table — dense int8 when small enough, else a hash
+index. Any other layout, and every duplicate, goes through the general path: a join on sorted
+packed (query, docno) keys and a per-query stable sort, which also words the errors. No Python
+loop runs per query or per document. Peak memory is about 1.0–1.1 GB for 10M run lines
+(end to end, reading included; bench/offline_bench.py).
 """
 
 from __future__ import annotations
@@ -274,13 +279,14 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
         fast = _fast_order(qi, drank, score, n_d)
     if fast is not None:
         # ---- the common layout: one block per query, equal lengths, no duplicates
-        order, counts_present = fast
+        order, ranked_score, counts_present = fast
         codes, lut = _judged_codes(qi, drank, n_q, n_d, drank_u, duniq, strings, q, qi_q,
                                    dcode_q, duniq_q)
         del dcode_q, duniq_q
         rel = lut[codes[order]]
         del codes
-        score = score[order]
+        score = ranked_score
+        del ranked_score
         counts = np.zeros(n_q, dtype=np.int64)
         counts[counts_present] = len(order) // max(len(counts_present), 1)
         drank_sorted = drank[order] if keep_docnos else None
@@ -307,7 +313,7 @@ _MAX_DENSE_CELLS = 1 << 28   # (query, judged docno) cells of the int8/int16 rel
 
 
 def _fast_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray,
-                n_d: int) -> tuple[np.ndarray, np.ndarray] | None:
+                n_d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Rank order (query asc, score desc, docno rank desc) for the common layout; else None.
 
     The layout: each query's rows form one block of the file, all blocks equally long, and
@@ -317,8 +323,8 @@ def _fast_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray,
     the keys gives the order and the column gives the row back. When two different scores
     share the packed top bits (scores within about 1e-9 of each other), an exact argsort of
     the scores followed by a packed sort of the tie groups is used instead. Returns
-    ``(order, query indices present in block order)``; None sends the caller to the general
-    path, which also reports duplicate documents.
+    ``(order, scores in that order, query indices present)``; None sends the caller to the
+    general path, which also reports duplicate documents.
     """
     n = len(qi)
     if n == 0 or n_d <= 0:
@@ -344,34 +350,54 @@ def _fast_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray,
         return None  # a duplicate document: the general path reports it as trec_eval does
     del ds
     # order-preserving int64 of the score, reversed so that ascending = score descending;
-    # + 0.0 turns -0.0 into 0.0 (trec_eval compares them equal)
-    bits = (score + 0.0).view(np.int64)
-    kd = ~np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
-    del bits
-    kd2 = kd.reshape(n_b, w)
+    # + 0.0 turns -0.0 into 0.0 (trec_eval compares them equal). One buffer becomes the key.
+    key = _score_key(score).reshape(n_b, w)
     low = bd + bw
     mask = np.int64((1 << bw) - 1)
     col = np.arange(w, dtype=np.int64)
-    rd = (np.int64(n_d - 1) - d2) << np.int64(bw)   # docno rank descending, then column
-    key = ((kd2 >> np.int64(low)) << np.int64(low)) | rd | col
+    key >>= np.int64(low)
+    key <<= np.int64(low)
+    rd = np.subtract(np.int64(n_d - 1), d2, dtype=np.int64)  # docno rank descending
+    rd <<= np.int64(bw)
+    rd |= col
+    key |= rd
     key.sort(axis=1)
-    perm = key & mask
-    kds = np.take_along_axis(kd2, perm, axis=1)
-    top = key >> np.int64(low)
+    perm = np.bitwise_and(key, mask, out=rd)
+    del rd
+    key >>= np.int64(low)                       # in place: the packed score bits
+    score2 = score.reshape(n_b, w)
+    ranked_score = np.take_along_axis(score2, perm, axis=1)
+    same_top = key[:, 1:] == key[:, :-1]
     del key
-    if ((top[:, 1:] == top[:, :-1]) & (kds[:, 1:] != kds[:, :-1])).any():
+    same_top &= ranked_score[:, 1:] != ranked_score[:, :-1]
+    if same_top.any():
         # scores too close for the packed top bits: exact score order, then docno in ties
+        kd2 = _score_key(score).reshape(n_b, w)
         perm = np.argsort(kd2, axis=1, kind="stable")
         kds = np.take_along_axis(kd2, perm, axis=1)
         group = np.zeros(kds.shape, dtype=np.int64)
         np.cumsum(kds[:, 1:] != kds[:, :-1], axis=1, out=group[:, 1:])
-        key = (group << np.int64(low)) | np.take_along_axis(rd, perm, axis=1) | col
+        rd = np.subtract(np.int64(n_d - 1), np.take_along_axis(d2, perm, axis=1),
+                         dtype=np.int64)
+        key = (group << np.int64(low)) | (rd << np.int64(bw)) | col
         key.sort(axis=1)
         perm = np.take_along_axis(perm, key & mask, axis=1)
-        del key, group
-    del top, kds, kd, kd2, rd
-    order = (perm[border] + (border.astype(np.int64) * w)[:, None]).ravel()
-    return order, present.astype(np.int64)
+        ranked_score = np.take_along_axis(score2, perm, axis=1)
+        del key, group, kds, kd2, rd
+    del same_top, col
+    if n_b > 1 and not np.array_equal(border, np.arange(n_b)):
+        perm = perm[border]
+        ranked_score = ranked_score[border]
+    perm += (border.astype(np.int64) * w)[:, None]
+    return perm.ravel(), ranked_score.ravel(), present.astype(np.int64)
+
+
+def _score_key(score: np.ndarray) -> np.ndarray:
+    """int64 keys whose ascending order is the scores' descending order (-0.0 == 0.0)."""
+    kd = (score + 0.0).view(np.int64)
+    np.bitwise_xor(kd, np.int64(0x7FFFFFFFFFFFFFFF), out=kd, where=kd < 0)
+    np.invert(kd, out=kd)
+    return kd
 
 
 def _judged_codes(qi: np.ndarray, drank: np.ndarray, n_q: int, n_d: int,
@@ -408,7 +434,9 @@ def _judged_codes(qi: np.ndarray, drank: np.ndarray, n_q: int, n_d: int,
     keep = np.flatnonzero(qcol >= 0)
     qkey = qi_q[keep].astype(np.int64) * n_cols + qcol[keep]
     qcode = qcode[keep]
-    rkey = qi.astype(np.int64) * n_cols + col_of_rank[drank]
+    rkey = qi.astype(np.int64)
+    rkey *= n_cols
+    rkey += col_of_rank[drank]
     if n_q * n_cols <= _MAX_DENSE_CELLS:
         table = np.zeros(n_q * n_cols, dtype=ctype)  # calloc: untouched pages stay free
         table[qkey] = qcode

@@ -25,10 +25,13 @@
 --   search with a known, different query (so no click in between) and it has no click without
 --   ts (such a click cannot be placed; it is taken to come before the next search).
 -- plan: read once, no join per metric: clicks get their user (hash join); one window pass
---   sorts each user's stream (lag/lead) and keeps narrow rows (materialized: read twice); a
---   second window numbers the sessions over the searches and the session-starting clicks
---   only; then per-search click aggregates, per-session outcomes, and the searches columns
---   are hash-joined back on search_id.
+--   sorts each user's stream (lag/lead) and keeps narrow rows (materialized: read twice);
+--   the clicks are aggregated per search (hash aggregate) and joined to the searches and
+--   session-starting clicks of the stream; a second window, over those rows newest first,
+--   numbers the sessions and finds each session's outcomes from suffix minima (no
+--   per-session aggregate, no join back); finally the searches columns are hash-joined back
+--   on search_id. (The second window replaced a per-session GROUP BY + join, which held
+--   about 35% more memory at the same CPU; bench/README.md.)
 -- outputs: every searches column (search_id, user_id, ts, session_id, query, experiment,
 --   variant, n_results, ...) followed by:
 --   session_no BIGINT: derived sessions: sessions started by the user's events so far
@@ -94,19 +97,8 @@ flagged AS MATERIALIZED (
         ) AS ordered
     ) AS gaps
 ),
-numbered AS (
-    -- session numbers, from the searches and the clicks that start a session (no other click
-    -- changes a number). A search is the first of its session when it starts the session or
-    -- comes right after a click that did; with given sessions, when it is the first row.
-    SELECT {{part,}} search_id, is_click, next_is_new_query,
-        CASE WHEN $derive_sessions THEN sum(starts_session::INTEGER) OVER w2 END AS session_no,
-        CASE WHEN $derive_sessions THEN starts_session OR coalesce(lag(is_click) OVER w2, false)
-            ELSE lag(is_click) OVER w2 IS NULL END AS session_first
-    FROM flagged
-    WHERE NOT is_click OR starts_session
-    WINDOW w2 AS (PARTITION BY {{part}} ORDER BY ev_ord)
-),
 click_facts AS (
+    -- one hash aggregate of each search's clicks
     SELECT search_id,
         count(*) AS n_clicks,
         count(*) FILTER (WHERE ts IS NULL) AS n_untimed_clicks,
@@ -117,34 +109,69 @@ click_facts AS (
     WHERE is_click
     GROUP BY search_id
 ),
-search_rows AS (
-    SELECT {{part:n.,}} n.search_id, n.session_no, n.session_first,
-        coalesce(cf.n_clicks, 0) AS n_clicks,
-        coalesce(cf.n_sat_clicks, 0) AS n_sat_clicks,
-        cf.min_click_rank, cf.first_click_ts,
-        (n.next_is_new_query AND coalesce(cf.n_untimed_clicks, 0) = 0)::INTEGER
-            AS reformulated
-    FROM numbered AS n
-    LEFT JOIN click_facts AS cf ON n.search_id = cf.search_id
-    WHERE NOT n.is_click
+stream2 AS (
+    -- the searches and the session-starting clicks (no other click changes a session number
+    -- or the first search of a session), each search with its click aggregates
+    SELECT {{part:f.,}} f.search_id, f.is_click, f.ev_ord, f.starts_session,
+        f.next_is_new_query,
+        CASE WHEN f.is_click THEN 0 ELSE coalesce(cf.n_clicks, 0) END AS n_clicks,
+        CASE WHEN f.is_click THEN 0 ELSE coalesce(cf.n_sat_clicks, 0) END AS n_sat_clicks,
+        coalesce(cf.n_untimed_clicks, 0) AS n_untimed_clicks,
+        cf.min_click_rank, cf.first_click_ts
+    FROM flagged AS f
+    LEFT JOIN click_facts AS cf ON f.search_id = cf.search_id
+    WHERE NOT f.is_click OR f.starts_session
 ),
-sessions AS (
-    SELECT max(search_id) FILTER (WHERE session_first) AS first_search_id,
-        max(n_clicks > 0)::INTEGER AS session_has_click,
-        max(n_sat_clicks > 0)::INTEGER AS session_success
-    FROM search_rows
-    GROUP BY {{part,}} session_no
+numbered AS (
+    -- ONE window sort, each stream newest first, gives sessions and their outcomes without
+    -- a per-session aggregate and join back:
+    --   session_no = session starts at or before the row (frame: the row and all older);
+    --   a search is the first of its session when it starts the session or comes right
+    --   after a click that did (older neighbour = lead in this order); with given
+    --   sessions, when it is the oldest row;
+    --   the session of a first search f holds exactly the searches from f up to the next
+    --   session start after f, so it has a click iff the oldest clicked search at or after
+    --   f comes before the oldest session start strictly after f (likewise satisfied).
+    SELECT {{part,}} search_id, is_click, next_is_new_query, n_clicks, n_sat_clicks,
+        n_untimed_clicks, min_click_rank, first_click_ts,
+        CASE WHEN $derive_sessions THEN sum(starts_session::INTEGER) OVER (
+                PARTITION BY {{part}} ORDER BY ev_ord DESC
+                ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+            - sum(starts_session::INTEGER) OVER (
+                PARTITION BY {{part}} ORDER BY ev_ord DESC
+                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+            + starts_session::INTEGER END AS session_no,
+        CASE WHEN $derive_sessions
+            THEN starts_session OR coalesce(lead(is_click) OVER (
+                PARTITION BY {{part}} ORDER BY ev_ord DESC), false)
+            ELSE lead(is_click) OVER (PARTITION BY {{part}} ORDER BY ev_ord DESC) IS NULL
+        END AS session_first,
+        min(ev_ord) FILTER (WHERE n_clicks > 0) OVER (
+            PARTITION BY {{part}} ORDER BY ev_ord DESC
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS next_clicked_ord,
+        min(ev_ord) FILTER (WHERE n_sat_clicks > 0) OVER (
+            PARTITION BY {{part}} ORDER BY ev_ord DESC
+            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS next_sat_ord,
+        min(ev_ord) FILTER (WHERE starts_session) OVER (
+            PARTITION BY {{part}} ORDER BY ev_ord DESC
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS next_start_ord
+    FROM stream2
 ),
 facts AS (
-    SELECT r.search_id, r.session_no, r.n_clicks, r.n_sat_clicks, r.min_click_rank,
-        r.first_click_ts, r.reformulated,
-        ses.first_search_id, ses.session_has_click, ses.session_success
-    FROM search_rows AS r
-    LEFT JOIN sessions AS ses ON r.search_id = ses.first_search_id
+    SELECT search_id, session_no, session_first, n_clicks, n_sat_clicks, min_click_rank,
+        first_click_ts,
+        (next_is_new_query AND n_untimed_clicks = 0)::INTEGER AS reformulated,
+        session_first AND next_clicked_ord IS NOT NULL
+            AND (next_start_ord IS NULL OR next_clicked_ord < next_start_ord)
+            AS session_has_click,
+        session_first AND next_sat_ord IS NOT NULL
+            AND (next_start_ord IS NULL OR next_sat_ord < next_start_ord) AS session_success
+    FROM numbered
+    WHERE NOT is_click
 )
 SELECT srow.*,
     facts.session_no,
-    (first_search_id IS NOT NULL)::INTEGER AS session_first,
+    session_first::INTEGER AS session_first,
     (n_clicks > 0)::INTEGER AS has_click,
     n_clicks,
     n_sat_clicks,
@@ -160,7 +187,7 @@ SELECT srow.*,
     coalesce(srow.n_results > 0 AND n_clicks = 0, false)::INTEGER AS abandoned,
     (srow.query IS NOT NULL)::INTEGER AS known_query,
     reformulated,
-    coalesce(session_has_click, 0) AS session_has_click,
-    coalesce(session_success, 0) AS session_success,
-    (first_search_id IS NOT NULL AND session_has_click = 0)::INTEGER AS session_abandoned
+    session_has_click::INTEGER AS session_has_click,
+    session_success::INTEGER AS session_success,
+    (session_first AND NOT session_has_click)::INTEGER AS session_abandoned
 FROM facts JOIN searches AS srow ON facts.search_id = srow.search_id

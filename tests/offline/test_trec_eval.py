@@ -11,12 +11,11 @@ from onlineeval.errors import InvalidParameterError, UnknownNameError
 from onlineeval.offline.trec_eval import parse_measures
 
 
-def test_extras_and_aliases_register_without_importing_the_api():
-    # a fresh interpreter that imports only the measures package (not api/extra_measures)
+def test_extras_and_aliases_are_registered_by_the_measures_package():
+    # a fresh interpreter that imports only the measures package (onlineeval.offline
+    # itself imports api, so this shows the order is safe rather than isolating it)
     code = (
-        "import sys\n"
         "from onlineeval.offline.measures import MEASURES\n"
-        "assert 'onlineeval.offline.api' not in sys.modules\n"
         "print(MEASURES.canonical('AP'), MEASURES.canonical('nDCG@'), "
         "MEASURES.canonical('ERR'), MEASURES.canonical('MRR@'))\n"
     )

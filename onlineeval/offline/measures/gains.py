@@ -59,7 +59,8 @@ def gains(r: Ranked, pairs: tuple[tuple[str, float], ...] = ()) -> Gains:
         return r._cache[key]
     overrides = pair_gains(pairs)
     table = gain_of_levels(r, overrides)
-    row = np.where(r.rel >= 0, table[np.maximum(r.rel, 0)], 0.0)
+    # rel is >= -2 (UNJUDGED, NONPOOL, grades): a table shifted by 2 gives 0 to both codes
+    row = np.concatenate(([0.0, 0.0], table))[r.rel + 2]
     for level, gain in overrides.items():
         if level < 0:  # trec_eval would also look up -1 (not in qrels) / -2 (negative grade)
             row = np.where(r.rel == level, gain, row)
