@@ -44,6 +44,8 @@ class ABMetric:
     kind: str  # "ratio" or "mean"
     description: str
     requires: tuple[tuple[str, ...], ...] = ()
+    #: which way is an improvement ("higher", "lower" or None), as in the online registry
+    better: str | None = None
 
 
 METRICS: Registry[ABMetric] = Registry("metric")
@@ -51,7 +53,7 @@ METRICS: Registry[ABMetric] = Registry("metric")
 for _name, _m in ONLINE_METRICS.items():
     if _m.denominator is not None:
         METRICS.register(_name, ABMetric(_name, _m.numerator, _m.denominator, "ratio",
-                                         _m.definition, _m.requires))
+                                         _m.definition, _m.requires, _m.better))
 
 _SESSIONS = ONLINE_METRICS.get("sessions").requires
 _SUCCESS = ONLINE_METRICS.get("session_success_rate").requires

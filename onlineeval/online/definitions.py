@@ -35,6 +35,8 @@ class OnlineMetric:
     definition: str
     edge_cases: str
     requires: tuple[tuple[str, ...], ...] = ()
+    #: which way is an improvement: "higher", "lower", or None for counts and neutral rates
+    better: str | None = None
 
     @property
     def formula(self) -> str:
@@ -84,29 +86,34 @@ _ALL = (
         "ctr", "has_click", "searches",
         "searches with >= 1 click / searches",
         "searches without results count in the denominator; several clicks count once",
+        better="higher",
     ),
     OnlineMetric(
         "clicks_per_search", "n_clicks", "searches",
         "clicks / searches",
         "every click row counts, including repeated clicks on one result",
+        better="higher",
     ),
     OnlineMetric(
         "abandonment_rate", "abandoned", "nonzero",
         "searches with n_results > 0 and no click / searches with n_results > 0",
         "NULL when no search has results; zero-result searches are left out",
         (("searches.n_results",),),
+        better="lower",
     ),
     OnlineMetric(
         "zero_result_rate", "zero_result", "known_n_results",
         "searches with n_results = 0 / searches",
         "n_results counted from results when not given (a search with no results rows has 0)",
         (("searches.n_results",),),
+        better="lower",
     ),
     OnlineMetric(
         "session_abandonment_rate", "session_abandoned", "session_first",
         "sessions with no click / sessions",
         "a click counts for the session of the search it was made on",
         (_SESSIONS,),
+        better="lower",
     ),
     OnlineMetric(
         "session_success_rate", "session_success", "session_first",
@@ -115,6 +122,7 @@ _ALL = (
         "dwell is dwell_ms, else the time to the user's next event in the session; a click "
         "with neither ts nor dwell_ms is not satisfied",
         (_SESSIONS, ("clicks.dwell_ms", "clicks.ts")),
+        better="higher",
     ),
     OnlineMetric(
         "mean_time_to_first_click_s", "ttfc_s", "has_ttfc",
@@ -122,6 +130,7 @@ _ALL = (
         "NULL when no search has a timed click; a click before its search gives a negative "
         "time (kept, not clipped)",
         (("searches.ts",), ("clicks.ts",)),
+        better="lower",
     ),
     OnlineMetric(
         "click_mrr", "rr", "known_rr",
@@ -129,6 +138,7 @@ _ALL = (
         "clicks without a rank are ignored; a search whose clicks all lack a rank is left "
         "out of the mean",
         (("clicks.rank",),),
+        better="higher",
     ),
     OnlineMetric(
         "reformulation_rate", "reformulated", "known_query",
@@ -137,6 +147,7 @@ _ALL = (
         "the last search of a session is never reformulated; a next search without query "
         "does not count; a click without ts is taken to come before the next search",
         (("searches.query",), ("searches.ts",)),
+        better="lower",
     ),
     OnlineMetric(
         "queries_per_session", "searches", "session_first",

@@ -40,27 +40,17 @@ from onlineeval.errors import InputError, OnlineEvalError
 from onlineeval.progress import Progress
 from onlineeval.study import Experiment, Study, read_study
 
-#: A/B metrics for which a decrease is an improvement (used to orient online deltas)
-LOWER_IS_BETTER: frozenset[str] = frozenset({
-    "abandonment_rate", "zero_result_rate", "session_abandonment_rate",
-    "mean_time_to_first_click_s", "reformulation_rate",
-})
-
 INTERLEAVING = "interleaving"
 
 
 def lower_is_better(metric: str) -> bool:
-    """Whether a decrease of the A/B ``metric`` is an improvement."""
-    try:
-        from onlineeval.abtest.metrics import METRICS
+    """Whether a decrease of the A/B ``metric`` is an improvement (the metric registry says)."""
+    from onlineeval.abtest.metrics import METRICS
 
-        m = METRICS.get(metric)
-        flag = getattr(m, "higher_is_better", None)
-        if flag is not None:
-            return not flag
-    except (ImportError, OnlineEvalError):
-        pass
-    return metric in LOWER_IS_BETTER
+    try:
+        return METRICS.get(metric).better == "lower"
+    except OnlineEvalError:
+        return False
 
 
 @dataclass
