@@ -88,7 +88,7 @@ class ClickMoments:
 
 
 #: :func:`wscd_moments` of the Yandex WSCD 2014 sample (testSample + trainSample, as in
-#: PyClick's examples; /work/shared/reference/yandex_wscd), 56,477 pages, 20 queries.
+#: PyClick's examples; the reference copy in tests/data/yandex_wscd is a slice of it), 56,477 pages, 20 queries.
 YANDEX_WSCD = ClickMoments(
     pages=56477, queries=20, no_click_share=0.3169077677,
     position_ctr=(0.3073817660, 0.2510048338, 0.1769392850, 0.1496892540, 0.1077606813,
