@@ -7,14 +7,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError, UnknownNameError
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
 
-#: time buckets accepted in ``by`` (and as ``freq``): name -> SQL column the queries compute
-#: as ``date_trunc(name, ts)``; weeks start on Monday.
+#: time buckets accepted in ``by`` (and as ``freq``): name -> the column that
+#: ``sql/online/time_buckets.sql`` adds as ``date_trunc(name, ts)``; weeks start on Monday.
 TIME_BUCKETS: dict[str, str] = {"hour": "__hour", "day": "__day", "week": "__week"}
+
+
+def with_time_buckets(logs: Logs, source: str) -> str:
+    """Create (once per source) a temp view of ``source`` with the time-bucket columns added
+    by ``online/time_buckets``, and return its name for a ``{{...}}`` identifier."""
+    view = f"online_time_buckets__{source}"
+    q = queries.load("online/time_buckets")
+    logs.con.execute(
+        f"CREATE OR REPLACE TEMP VIEW {queries.quote_ident(view)} AS "
+        + q.render(source=[source])
+    )
+    return view
 
 
 @dataclass(frozen=True)

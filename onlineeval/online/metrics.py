@@ -12,7 +12,7 @@ import pandas as pd
 from onlineeval import queries
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
 from onlineeval.online.facts import search_facts
-from onlineeval.online.grouping import Grouping, resolve
+from onlineeval.online.grouping import Grouping, resolve, with_time_buckets
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -33,7 +33,7 @@ def _statistics(logs: Logs, grouping: Grouping, sat_dwell_s: float,
                 session_gap_min: float) -> pd.DataFrame:
     facts = search_facts(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)
     q = queries.load("online/metrics")
-    sql = q.render(by=list(grouping.sql), facts=[facts])
+    sql = q.render(by=list(grouping.sql), facts=[with_time_buckets(logs, facts)])
     df = logs.con.sql(sql).df()
     return df.rename(columns=grouping.rename())
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from onlineeval import queries
 from onlineeval.errors import SchemaError
-from onlineeval.online.grouping import resolve
+from onlineeval.online.grouping import resolve, with_time_buckets
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -39,5 +39,6 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
         )
     grouping = resolve(logs, by)
     q = queries.load("online/position_ctr")
-    df = logs.con.sql(q.render(by=list(grouping.sql))).df()
+    searches = with_time_buckets(logs, "searches")
+    df = logs.con.sql(q.render(by=list(grouping.sql), searches=[searches])).df()
     return df.rename(columns=grouping.rename())

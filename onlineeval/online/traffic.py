@@ -9,7 +9,7 @@ import pandas as pd
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
-from onlineeval.online.grouping import TIME_BUCKETS, resolve
+from onlineeval.online.grouping import TIME_BUCKETS, resolve, with_time_buckets
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -30,7 +30,9 @@ def top_queries(logs: Logs, n: int = 20, by: str | Sequence[str] | None = ()) ->
         )
     grouping = resolve(logs, by)
     q = queries.load("online/top_queries")
-    df = logs.con.sql(q.render(by=list(grouping.sql)), params=q.bind(n=n)).df()
+    searches = with_time_buckets(logs, "searches")
+    df = logs.con.sql(q.render(by=list(grouping.sql), searches=[searches]),
+                      params=q.bind(n=n)).df()
     return df.rename(columns=grouping.rename())
 
 
@@ -53,5 +55,6 @@ def queries_over_time(
     if not logs.has("searches", "ts"):
         raise SchemaError(f"queries over time need searches.ts; the log {logs.source} has none")
     q = queries.load("online/queries_over_time")
-    df = logs.con.sql(q.render(by=list(grouping.sql))).df()
+    searches = with_time_buckets(logs, "searches")
+    df = logs.con.sql(q.render(by=list(grouping.sql), searches=[searches])).df()
     return df.rename(columns=grouping.rename())

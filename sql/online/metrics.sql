@@ -6,19 +6,15 @@
 -- grain: one row per group of the by columns (one row in all when by is empty)
 -- params: none
 -- identifiers: by, facts
--- requires: the facts view named by the caller (created by onlineeval.online.search_facts) and the
---   group columns, which may be any of its columns or the time buckets __hour, __day, __week
---   (date_trunc of the search ts; Monday-based ISO weeks).
+-- requires: the facts view named by the caller (onlineeval.online.search_facts, with the
+--   time buckets of online/time_buckets added) and the group columns, which may be any of its
+--   columns or the time buckets __hour, __day, __week of the search ts.
 -- outputs: the by columns, then searches = count(*), users = count(DISTINCT user_id) and, for
 --   every other statistic, the SUM of the fact column of the same name (ttfc_s sums seconds
 --   over searches with a timed click; has_ttfc counts them).
 WITH
 f AS (
-    SELECT *,
-        date_trunc('hour', ts) AS __hour,
-        date_trunc('day', ts) AS __day,
-        date_trunc('week', ts) AS __week
-    FROM {{facts}}
+    SELECT * FROM {{facts}}
 )
 SELECT {{by,}}
     count(*) AS searches,

@@ -1,8 +1,9 @@
 -- name: online/queries_over_time
 -- computes: search traffic per time bucket (and group): searches, users, distinct queries, CTR.
 -- grain: one row per time bucket and group that has searches
+-- searches: the searches view with its time buckets (online/time_buckets)
 -- params: none
--- identifiers: by
+-- identifiers: by, searches
 -- requires: views searches(search_id, user_id, query, ts, group columns), clicks(search_id);
 --   the first by column is the time bucket __hour, __day or __week (date_trunc of ts;
 --   weeks start on Monday).
@@ -11,11 +12,7 @@
 --   click / searches.
 WITH
 s AS (
-    SELECT *,
-        date_trunc('hour', ts) AS __hour,
-        date_trunc('day', ts) AS __day,
-        date_trunc('week', ts) AS __week
-    FROM searches
+    SELECT * FROM {{searches}}
 ),
 clicked AS (
     SELECT DISTINCT search_id FROM clicks

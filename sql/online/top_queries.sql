@@ -1,8 +1,9 @@
 -- name: online/top_queries
 -- computes: the most frequent queries per group, with their users and CTR.
 -- grain: one row per group and query, the $n most searched queries of each group
+-- searches: the searches view with its time buckets (online/time_buckets)
 -- params: n
--- identifiers: by
+-- identifiers: by, searches
 -- requires: views searches(search_id, user_id, query, ts, group columns), clicks(search_id);
 --   group columns may be searches columns or the time buckets __hour, __day, __week.
 -- outputs: the by columns, position (1 = most searched; ties broken by query text), query,
@@ -11,11 +12,7 @@
 -- edge cases: searches without a query are left out.
 WITH
 s AS (
-    SELECT *,
-        date_trunc('hour', ts) AS __hour,
-        date_trunc('day', ts) AS __day,
-        date_trunc('week', ts) AS __week
-    FROM searches
+    SELECT * FROM {{searches}}
     WHERE query IS NOT NULL
 ),
 clicked AS (
