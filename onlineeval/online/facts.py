@@ -6,7 +6,8 @@ Every online metric is a ratio of two sums of its columns (see
 :data:`onlineeval.online.definitions.METRICS`), so the A/B code sums the same columns per
 randomization unit and divides. Nothing is materialized: the view is one DuckDB plan (two
 window passes over each user's event stream, a few hash joins and aggregations) that runs
-when it is queried.
+when it is queried. The windows partition by a 64-bit hash of the user (integer sort keys)
+only after :func:`hash_partition_ok` has checked that no two users of the log share a hash; otherwise they partition by the user_id strings. Both give the same numbers.
 
 Rules (exact):
 
@@ -81,6 +82,7 @@ reports such metrics as NULL (see :func:`onlineeval.online.definitions.missing_r
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from onlineeval import queries
@@ -113,9 +115,42 @@ def _number(name: str, value: object, *, positive: bool) -> float:
     return v
 
 
+def _gap_us(gap_min: float) -> int:
+    """The session gap in whole microseconds, rounded down: for a difference of timestamps
+    d (an integer number of microseconds), ``d > gap`` exactly when ``d > floor(gap)``. A gap
+    beyond any possible difference is clamped to the largest BIGINT."""
+    return min(math.floor(gap_min * 60.0 * 1000000.0), 2**63 - 1)
+
+
 def view_name(sat_dwell_s: float, session_gap_min: float) -> str:
     """Name of the facts view for these parameters (one view per parameter pair)."""
     return f"online_search_facts__sat{sat_dwell_s:g}s__gap{session_gap_min:g}min"
+
+
+#: test hook: the key hash is ``hash(key) >> PK_SHIFT``; 0 in the product. Tests set 63, which
+#: maps every key to 0 or 1, to force collisions and so the key-column fallback.
+PK_SHIFT = 0
+
+#: test hook: None lets online/partition_check decide (the product); True/False force the hash
+#: or the key-column partitions (True only to show that without the check numbers go wrong).
+FORCE_HASH_PARTITION: bool | None = None
+
+
+def hash_partition_ok(logs: Logs, key: Sequence[str]) -> bool:
+    """Whether ``hash(key) >> PK_SHIFT`` is one-to-one on the clean searches of ``logs``.
+
+    Query ``online/partition_check``: the hash must take as many distinct values as the key.
+    Only then may the facts windows partition by the 64-bit hash instead of the key strings;
+    a collision would otherwise merge two users' event streams. It runs each time a facts view
+    is made (0.01 s per million searches), not once per Logs: loading another log into the
+    same connection replaces the views a Logs object reads.
+    """
+    if FORCE_HASH_PARTITION is not None:
+        return FORCE_HASH_PARTITION
+    q = queries.load("online/partition_check")
+    n_keys, n_hashes = logs.con.execute(
+        q.render(key=list(key)), q.bind(pk_shift=PK_SHIFT)).fetchall()[0]
+    return n_keys == n_hashes
 
 
 def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 30) -> str:
@@ -138,9 +173,29 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
         one row per search and the columns described in this module's docstring. The view is
         lazy: each query over it reads the clean log views again, in one plan.
     """
+    return facts_view(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)[0]
+
+
+def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 30,
+               user_key: bool = False) -> tuple[str, str]:
+    """:func:`search_facts`, optionally with a user key column for counting users.
+
+    With ``user_key``, when sessions are derived and the 64-bit hash of ``user_id`` is
+    one-to-one on the log (:func:`hash_partition_ok`), the view starts with a column
+    ``_oe_pk`` = that hash, and the returned column name is ``"_oe_pk"``: counting its
+    distinct values counts users exactly, and a query that does so never makes user_id ride
+    through the sorts. Otherwise the view is :func:`search_facts`' and the name is
+    ``"user_id"``.
+
+    Returns
+    -------
+    tuple[str, str]
+        The view name and the column that identifies a user in it.
+    """
     sat = _number("sat_dwell_s", sat_dwell_s, positive=False)
     gap = _number("session_gap_min", session_gap_min, positive=True)
-    clash = sorted(set(logs.con.table("searches").columns) & set(RESERVED))
+    available = list(logs.con.table("searches").columns)
+    clash = sorted(set(available) & set(RESERVED))
     if clash:
         raise SchemaError(
             f"the searches table of {logs.source} has column(s) {', '.join(clash)}, names the "
@@ -148,11 +203,20 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
             f"load_logs(..., columns={{'searches': {{{clash[0]!r}: 'src_{clash[0]}'}}}})"
         )
     derive = not logs.has("searches", "session_id")
+    key = ["user_id"] if derive else ["user_id", "session_id"]
+    hashed = hash_partition_ok(logs, key)
+    keyed = user_key and hashed and derive
+    # search_id, ts, query and the key columns are in the stream anyway; the other searches
+    # columns ride on the search rows (DuckDB drops those a query over the view does not use)
+    fixed = {"search_id", "ts", "query", *key}
     q = queries.load("online/search_facts")
     rel = logs.con.sql(
-        q.render(part=["user_id"] if derive else ["user_id", "session_id"]),
-        params=q.bind(gap_s=gap * 60.0, sat_dwell_ms=sat * 1000.0, derive_sessions=derive),
+        q.render(key=key, part=["_oe_pk"] if hashed else key,
+                 carry=[c for c in available if c not in fixed], out=available,
+                 extra=["_oe_pk"] if keyed else []),
+        params=q.bind(gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive,
+                      pk_shift=PK_SHIFT),
     )
-    name = view_name(sat, gap)
+    name = view_name(sat, gap) + ("__keyed" if keyed else "")
     rel.create_view(name, replace=True)
-    return name
+    return name, "_oe_pk" if keyed else "user_id"

@@ -11,7 +11,7 @@ import pandas as pd
 
 from onlineeval import queries
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
-from onlineeval.online.facts import search_facts
+from onlineeval.online.facts import facts_view
 from onlineeval.online.grouping import Grouping, resolve, with_time_buckets
 
 if TYPE_CHECKING:
@@ -31,9 +31,10 @@ def metric_sums(
 
 def _statistics(logs: Logs, grouping: Grouping, sat_dwell_s: float,
                 session_gap_min: float) -> pd.DataFrame:
-    facts = search_facts(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)
+    facts, user = facts_view(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min,
+                             user_key=True)
     q = queries.load("online/metrics")
-    sql = q.render(by=list(grouping.sql), facts=[with_time_buckets(logs, facts)])
+    sql = q.render(by=list(grouping.sql), facts=[with_time_buckets(logs, facts)], user=[user])
     df = logs.con.sql(sql).df()
     return df.rename(columns=grouping.rename())
 

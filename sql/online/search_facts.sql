@@ -4,17 +4,33 @@
 --   reformulation logic lives here and nowhere else (online metrics, A/B tests and the
 --   benchmark all aggregate these rows). Python wrapper: onlineeval.online.search_facts.
 -- grain: one row per searches.search_id
--- params: gap_s, sat_dwell_ms, derive_sessions
--- identifiers: part
+-- params: gap_us, sat_dwell_ms, derive_sessions, pk_shift
+-- identifiers: key, part, carry, out, extra
 -- requires: views searches(search_id, user_id, ts, session_id, query, n_results, ...) and
 --   clicks(search_id, rank, ts, dwell_ms) as built by onlineeval.load_logs (cleaned rows).
--- part: the stream partition, (user_id) when sessions are derived, (user_id, session_id)
---   when given; the caller passes the column names.
--- event stream: per user, the searches and the clicks with a ts, ordered by (ts, is_click,
---   search_id, rank, dwell_ms; NULLs last) so a click sorts after a search with the same ts.
+-- key: the stream key, (user_id) when sessions are derived, (user_id, session_id) when given.
+-- part: what both windows partition by: the key columns, or _oe_pk = hash(key) >> $pk_shift
+--   (a UBIGINT; the shift is 0 except in tests, which force collisions with it; cast, as a
+--   bare integer parameter would make the shifted hash a HUGEINT). The caller
+--   passes _oe_pk ONLY after checking (online/partition_check) that it takes as many
+--   distinct values as the key, i.e. that no two streams share a hash; every partition is
+--   then exactly one stream and the results are those of partitioning by the key, with
+--   integer instead of string partition keys in both sorts (less time).
+-- extra: (_oe_pk) to output the key hash before the searches columns (online_metrics counts
+--   distinct users with it when it is one-to-one, so user_id need not ride through the
+--   sorts), else empty.
+-- carry: the other searches columns (all but search_id, ts, query and the key columns,
+--   which the stream holds anyway). They ride on the search rows through both sorts (NULL on
+--   the click rows) instead of being joined back at the end; DuckDB drops the ones a query
+--   over the view does not use, so online/metrics carries only its group columns and
+--   n_results. out: every searches column, in the searches view's order.
+-- event stream: per key, the searches and the clicks, ordered by (ts, is_click, search_id,
+--   rank, dwell_ms; NULLs last) so a click sorts after a search with the same ts.
 -- sessions: when $derive_sessions, a user's session ends when the next event (search OR click)
---   comes MORE than $gap_s seconds after the previous one (a gap of exactly $gap_s stays in
---   the session); otherwise sessions are the given (user_id, session_id) pairs. A search
+--   comes MORE than $gap_us microseconds after the previous one (a gap of exactly $gap_us
+--   stays in the session; the caller passes the gap in whole microseconds, rounded down,
+--   which for integer microsecond differences is the same test as against the exact gap);
+--   otherwise sessions are the given (user_id, session_id) pairs. A search
 --   belongs to the session of its own event; a click counts for the session of the search it
 --   was made on (so session outcomes agree with has_click).
 -- dwell: dwell_ms when given, else (derived) the time from the click to the user's next event
@@ -24,16 +40,20 @@
 -- reformulation: a search is reformulated when the next event after it in its session is a
 --   search with a known, different query (so no click in between) and it has no click without
 --   ts (such a click cannot be placed; it is taken to come before the next search).
--- plan: read once, no join per metric: clicks get their user (hash join); one window pass
---   sorts each user's stream (lag/lead) and keeps narrow rows (materialized: read twice);
---   the clicks are aggregated per search (hash aggregate) and joined to the searches and
+-- plan: read once, no join per metric: clicks get their search's user (hash join); one window
+--   pass sorts each stream (lag/lead) and keeps narrow rows (materialized: read twice); the
+--   clicks are aggregated per search (hash aggregate) and joined to the searches and
 --   session-starting clicks of the stream; a second window, over those rows newest first,
 --   numbers the sessions and finds each session's outcomes from suffix minima (no
---   per-session aggregate, no join back); finally the searches columns are hash-joined back
---   on search_id. (The second window replaced a per-session GROUP BY + join, which held
---   about 35% more memory at the same CPU; bench/README.md.)
--- outputs: every searches column (search_id, user_id, ts, session_id, query, experiment,
---   variant, n_results, ...) followed by:
+--   per-session aggregate, no join back): the session of a first search f has a click iff
+--   f has one or, among the rows after f, the oldest that is a session start or a clicked
+--   search is a clicked search and not a start (one minimum over 2 * order + is_start per
+--   outcome; likewise satisfied). The searches columns ride along on the search rows, so
+--   nothing is joined back at the end (bench/README.md has the measurements).
+-- names: every column the query makes itself starts with _oe_, a prefix the loader never
+--   lets a searches column have, so carried columns cannot clash with them.
+-- outputs: the extra column, every searches column (search_id, user_id, ts,
+--   session_id, query, experiment, variant, n_results, ...) followed by:
 --   session_no BIGINT: derived sessions: sessions started by the user's events so far
 --   (1-based; may skip a number for a session of clicks only); NULL when given;
 --   session_first INTEGER: 1 on the first search of its session (by ts, then search_id), else 0;
@@ -49,145 +69,124 @@
 --   session_has_click, session_success, session_abandoned INTEGER: on session_first rows
 --   only (0 elsewhere), 1 when the session has >= 1 click / >= 1 satisfied click / no click.
 WITH
-clicked AS (
-    -- each click with its search's user (and given session)
-    SELECT c.search_id, {{part:s.,}} c.ts, c.rank, c.dwell_ms
+events AS (
+    -- the searches (with the columns to carry) and every click with its search's partition;
+    -- BY NAME fills the carried columns of click rows with NULL
+    SELECT {{key,}} {{carry,}} hash({{key}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,
+        search_id, ts, query, false AS _oe_click, NULL::INTEGER AS _oe_rank,
+        NULL::DOUBLE AS _oe_dwell
+    FROM searches
+    UNION ALL BY NAME
+    SELECT {{key:s.,}} hash({{key:s.}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,
+        c.search_id, c.ts, true AS _oe_click, c.rank AS _oe_rank, c.dwell_ms AS _oe_dwell
     FROM clicks AS c
     JOIN searches AS s ON c.search_id = s.search_id
 ),
-events AS (
-    -- only what the stream logic needs; the other searches columns are joined at the end
-    SELECT {{part,}} search_id, ts, false AS is_click, query, NULL::INTEGER AS rank,
-        NULL::DOUBLE AS dwell_ms
-    FROM searches
-    UNION ALL
-    SELECT {{part,}} search_id, ts, true AS is_click, NULL::VARCHAR AS query, rank, dwell_ms
-    FROM clicked
-),
 flagged AS MATERIALIZED (
-    -- the one sort of each user's (or given session's) stream; only narrow rows are kept,
-    -- as they are read twice. Clicks without ts sort last and are kept out of the session
-    -- and dwell logic by the ts IS NOT NULL guards.
-    SELECT {{part,}} search_id, ts, is_click, rank, ev_ord,
+    SELECT {{key,}} {{carry,}} _oe_pk, search_id, ts, query, _oe_click, _oe_rank,
+        _oe_ord, query IS NOT NULL AS _oe_known_query,
         $derive_sessions AND ts IS NOT NULL AND (
-            prev_ts IS NULL OR epoch_us(ts) - epoch_us(prev_ts) > $gap_s * 1000000
-        ) AS starts_session,
-        coalesce(dwell_ms, CASE WHEN next_in_session
-                THEN (epoch_us(next_ts) - epoch_us(ts)) / 1000.0 END) >= $sat_dwell_ms
-            OR (dwell_ms IS NULL AND ts IS NOT NULL AND NOT next_in_session) AS satisfied,
-        next_in_session AND NOT next_is_click AND query IS NOT NULL
-            AND next_query IS NOT NULL AND next_query <> query AS next_is_new_query
+            _oe_prev_ts IS NULL OR epoch_us(ts) - epoch_us(_oe_prev_ts) > $gap_us
+        ) AS _oe_starts,
+        coalesce(_oe_dwell, CASE WHEN _oe_next_in
+                THEN (epoch_us(_oe_next_ts) - epoch_us(ts)) / 1000.0 END) >= $sat_dwell_ms
+            OR (_oe_dwell IS NULL AND ts IS NOT NULL AND NOT _oe_next_in) AS _oe_sat,
+        _oe_next_in AND NOT _oe_next_click AND query IS NOT NULL
+            AND _oe_next_query IS NOT NULL AND _oe_next_query <> query AS _oe_new_query
     FROM (
         SELECT *,
-            ts IS NOT NULL AND next_ts IS NOT NULL AND (
+            ts IS NOT NULL AND _oe_next_ts IS NOT NULL AND (
                 NOT $derive_sessions
-                OR epoch_us(next_ts) - epoch_us(ts) <= $gap_s * 1000000
-            ) AS next_in_session
+                OR epoch_us(_oe_next_ts) - epoch_us(ts) <= $gap_us
+            ) AS _oe_next_in
         FROM (
             SELECT *,
-                row_number() OVER w AS ev_ord,
-                lag(ts) OVER w AS prev_ts,
-                lead(ts) OVER w AS next_ts,
-                lead(is_click) OVER w AS next_is_click,
-                lead(query) OVER w AS next_query
+                -- INTEGER: narrower rows in the second sort (> 2^31 events of one user
+                -- would fail the cast, not wrap)
+                CAST(row_number() OVER w AS INTEGER) AS _oe_ord,
+                lag(ts) OVER w AS _oe_prev_ts,
+                lead(ts) OVER w AS _oe_next_ts,
+                lead(_oe_click) OVER w AS _oe_next_click,
+                lead(query) OVER w AS _oe_next_query
             FROM events
             WINDOW w AS (PARTITION BY {{part}}
-                         ORDER BY ts ASC NULLS LAST, is_click, search_id,
-                             rank ASC NULLS LAST, dwell_ms ASC NULLS LAST)
+                         ORDER BY ts ASC NULLS LAST, _oe_click, search_id,
+                             _oe_rank ASC NULLS LAST, _oe_dwell ASC NULLS LAST)
         ) AS ordered
     ) AS gaps
 ),
 click_facts AS (
-    -- one hash aggregate of each search's clicks
     SELECT search_id,
-        count(*) AS n_clicks,
-        count(*) FILTER (WHERE ts IS NULL) AS n_untimed_clicks,
-        count(*) FILTER (WHERE satisfied) AS n_sat_clicks,
-        min(rank) AS min_click_rank,
-        min(ts) AS first_click_ts
+        count(*) AS _oe_n_clicks,
+        count(*) FILTER (WHERE ts IS NULL) AS _oe_n_untimed,
+        count(*) FILTER (WHERE _oe_sat) AS _oe_n_sat,
+        min(_oe_rank) AS _oe_min_rank,
+        min(ts) AS _oe_first_ts
     FROM flagged
-    WHERE is_click
+    WHERE _oe_click
     GROUP BY search_id
 ),
 stream2 AS (
-    -- the searches and the session-starting clicks (no other click changes a session number
-    -- or the first search of a session), each search with its click aggregates
-    SELECT {{part:f.,}} f.search_id, f.is_click, f.ev_ord, f.starts_session,
-        f.next_is_new_query,
-        CASE WHEN f.is_click THEN 0 ELSE coalesce(cf.n_clicks, 0) END AS n_clicks,
-        CASE WHEN f.is_click THEN 0 ELSE coalesce(cf.n_sat_clicks, 0) END AS n_sat_clicks,
-        coalesce(cf.n_untimed_clicks, 0) AS n_untimed_clicks,
-        cf.min_click_rank, cf.first_click_ts
+    SELECT f.* EXCLUDE (_oe_rank, _oe_sat),
+        CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_clicks, 0) END AS _oe_n_clicks,
+        CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_sat, 0) END AS _oe_n_sat,
+        coalesce(cf._oe_n_untimed, 0) AS _oe_n_untimed,
+        cf._oe_min_rank, cf._oe_first_ts
     FROM flagged AS f
     LEFT JOIN click_facts AS cf ON f.search_id = cf.search_id
-    WHERE NOT f.is_click OR f.starts_session
+    WHERE NOT f._oe_click OR f._oe_starts
 ),
 numbered AS (
-    -- ONE window sort, each stream newest first, gives sessions and their outcomes without
-    -- a per-session aggregate and join back:
-    --   session_no = session starts at or before the row (frame: the row and all older);
-    --   a search is the first of its session when it starts the session or comes right
-    --   after a click that did (older neighbour = lead in this order); with given
-    --   sessions, when it is the oldest row;
-    --   the session of a first search f holds exactly the searches from f up to the next
-    --   session start after f, so it has a click iff the oldest clicked search at or after
-    --   f comes before the oldest session start strictly after f (likewise satisfied).
-    SELECT {{part,}} search_id, is_click, next_is_new_query, n_clicks, n_sat_clicks,
-        n_untimed_clicks, min_click_rank, first_click_ts,
-        CASE WHEN $derive_sessions THEN sum(starts_session::INTEGER) OVER (
-                PARTITION BY {{part}} ORDER BY ev_ord DESC
-                ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-            - sum(starts_session::INTEGER) OVER (
-                PARTITION BY {{part}} ORDER BY ev_ord DESC
-                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-            + starts_session::INTEGER END AS session_no,
+    SELECT *,
+        CASE WHEN $derive_sessions THEN sum(_oe_starts::INTEGER) OVER (
+                PARTITION BY {{part}} ORDER BY _oe_ord DESC
+                ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)::BIGINT END AS _oe_session_no,
         CASE WHEN $derive_sessions
-            THEN starts_session OR coalesce(lead(is_click) OVER (
-                PARTITION BY {{part}} ORDER BY ev_ord DESC), false)
-            ELSE lead(is_click) OVER (PARTITION BY {{part}} ORDER BY ev_ord DESC) IS NULL
-        END AS session_first,
-        min(ev_ord) FILTER (WHERE n_clicks > 0) OVER (
-            PARTITION BY {{part}} ORDER BY ev_ord DESC
-            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS next_clicked_ord,
-        min(ev_ord) FILTER (WHERE n_sat_clicks > 0) OVER (
-            PARTITION BY {{part}} ORDER BY ev_ord DESC
-            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS next_sat_ord,
-        min(ev_ord) FILTER (WHERE starts_session) OVER (
-            PARTITION BY {{part}} ORDER BY ev_ord DESC
-            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS next_start_ord
+            THEN _oe_starts OR coalesce(lead(_oe_click) OVER (
+                PARTITION BY {{part}} ORDER BY _oe_ord DESC), false)
+            ELSE lead(_oe_click) OVER (PARTITION BY {{part}} ORDER BY _oe_ord DESC) IS NULL
+        END AS _oe_first,
+        -- the first row newer than this one that is a session start (odd) or a clicked /
+        -- satisfied search (even); a start wins over a click on the same row, which belongs
+        -- to the next session
+        min(CASE WHEN _oe_starts THEN 2 * _oe_ord::BIGINT + 1
+            WHEN _oe_n_clicks > 0 THEN 2 * _oe_ord::BIGINT
+            END) OVER (PARTITION BY {{part}} ORDER BY _oe_ord DESC
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS _oe_next_click_or_start,
+        min(CASE WHEN _oe_starts THEN 2 * _oe_ord::BIGINT + 1
+            WHEN _oe_n_sat > 0 THEN 2 * _oe_ord::BIGINT
+            END) OVER (PARTITION BY {{part}} ORDER BY _oe_ord DESC
+            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS _oe_next_sat_or_start
     FROM stream2
 ),
 facts AS (
-    SELECT search_id, session_no, session_first, n_clicks, n_sat_clicks, min_click_rank,
-        first_click_ts,
-        (next_is_new_query AND n_untimed_clicks = 0)::INTEGER AS reformulated,
-        session_first AND next_clicked_ord IS NOT NULL
-            AND (next_start_ord IS NULL OR next_clicked_ord < next_start_ord)
-            AS session_has_click,
-        session_first AND next_sat_ord IS NOT NULL
-            AND (next_start_ord IS NULL OR next_sat_ord < next_start_ord) AS session_success
+    SELECT *,
+        _oe_first AND (_oe_n_clicks > 0 OR coalesce(_oe_next_click_or_start % 2 = 0, false))
+            AS _oe_session_click,
+        _oe_first AND (_oe_n_sat > 0 OR coalesce(_oe_next_sat_or_start % 2 = 0, false))
+            AS _oe_session_sat
     FROM numbered
-    WHERE NOT is_click
+    WHERE NOT _oe_click
 )
-SELECT srow.*,
-    facts.session_no,
-    session_first::INTEGER AS session_first,
-    (n_clicks > 0)::INTEGER AS has_click,
-    n_clicks,
-    n_sat_clicks,
-    min_click_rank,
-    CASE WHEN n_clicks = 0 THEN 0.0 ELSE 1.0 / min_click_rank END AS rr,
-    (n_clicks = 0 OR min_click_rank IS NOT NULL)::INTEGER AS known_rr,
-    first_click_ts,
-    (epoch_us(first_click_ts) - epoch_us(srow.ts)) / 1e6 AS ttfc_s,
-    (first_click_ts IS NOT NULL AND srow.ts IS NOT NULL)::INTEGER AS has_ttfc,
-    (srow.n_results IS NOT NULL)::INTEGER AS known_n_results,
-    coalesce(srow.n_results > 0, false)::INTEGER AS nonzero,
-    coalesce(srow.n_results = 0, false)::INTEGER AS zero_result,
-    coalesce(srow.n_results > 0 AND n_clicks = 0, false)::INTEGER AS abandoned,
-    (srow.query IS NOT NULL)::INTEGER AS known_query,
-    reformulated,
-    session_has_click::INTEGER AS session_has_click,
-    session_success::INTEGER AS session_success,
-    (session_first AND NOT session_has_click)::INTEGER AS session_abandoned
-FROM facts JOIN searches AS srow ON facts.search_id = srow.search_id
+SELECT {{extra,}} {{out}},
+    _oe_session_no AS session_no,
+    _oe_first::INTEGER AS session_first,
+    (_oe_n_clicks > 0)::INTEGER AS has_click,
+    _oe_n_clicks AS n_clicks,
+    _oe_n_sat AS n_sat_clicks,
+    _oe_min_rank AS min_click_rank,
+    CASE WHEN _oe_n_clicks = 0 THEN 0.0 ELSE 1.0 / _oe_min_rank END AS rr,
+    (_oe_n_clicks = 0 OR _oe_min_rank IS NOT NULL)::INTEGER AS known_rr,
+    _oe_first_ts AS first_click_ts,
+    (epoch_us(_oe_first_ts) - epoch_us(ts)) / 1e6 AS ttfc_s,
+    (_oe_first_ts IS NOT NULL AND ts IS NOT NULL)::INTEGER AS has_ttfc,
+    (n_results IS NOT NULL)::INTEGER AS known_n_results,
+    coalesce(n_results > 0, false)::INTEGER AS nonzero,
+    coalesce(n_results = 0, false)::INTEGER AS zero_result,
+    coalesce(n_results > 0 AND _oe_n_clicks = 0, false)::INTEGER AS abandoned,
+    _oe_known_query::INTEGER AS known_query,
+    (_oe_new_query AND _oe_n_untimed = 0)::INTEGER AS reformulated,
+    _oe_session_click::INTEGER AS session_has_click,
+    _oe_session_sat::INTEGER AS session_success,
+    (_oe_first AND NOT _oe_session_click)::INTEGER AS session_abandoned
+FROM facts

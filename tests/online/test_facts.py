@@ -111,3 +111,51 @@ def test_metric_sums_are_the_fact_sums(hand_logs):
     for col in ("session_first", "has_click", "n_clicks", "session_success", "reformulated"):
         assert sums[col] == df[col].sum(), col
     assert sums["ttfc_s"] == pytest.approx(62.0)
+
+
+def test_fact_column_types(hand_logs):
+    """session_no is BIGINT as documented (a plain sum() would make it HUGEINT)."""
+    view = search_facts(hand_logs)
+    types = dict(zip(hand_logs.con.table(quote_ident(view)).columns,
+                     (str(t) for t in hand_logs.con.table(quote_ident(view)).types),
+                     strict=True))
+    assert types["session_no"] == "BIGINT"
+    assert types["n_clicks"] == "BIGINT" and types["session_first"] == "INTEGER"
+    assert not [c for c in types if c.startswith("_oe_")]
+
+
+def test_keyed_view_counts_users_by_a_one_to_one_hash(hand, hand_logs):
+    view, user = facts_module.facts_view(hand_logs, user_key=True)
+    assert user == "_oe_pk"
+    df = hand_logs.con.sql(f"SELECT * FROM {quote_ident(view)}").df()
+    assert list(df.columns) == ["_oe_pk", *hand_logs.con.table("searches").columns,
+                                *FACT_COLUMNS]
+    # one hash per user and one user per hash
+    pairs = df[["_oe_pk", "user_id"]].drop_duplicates()
+    assert pairs["_oe_pk"].is_unique and pairs["user_id"].is_unique and len(pairs) == 3
+    # with given sessions the windows' key is (user, session): users are counted by user_id
+    from onlineeval import load_logs
+
+    given = load_logs(searches=hand.searches_df(session_id={}), clicks=hand.clicks_df())
+    assert facts_module.facts_view(given, user_key=True)[1] == "user_id"
+
+
+def test_fractional_session_gap_keeps_an_exact_gap(hand):
+    """session_gap_min=0.1 is a 6-second gap: 6 s later stays in the session, 6.000001 s
+    later starts a new one (the gap is compared in whole microseconds)."""
+    from onlineeval import load_logs
+
+    t0 = hand.T0
+    s = pd.DataFrame({
+        "search_id": ["a1", "a2", "b1", "b2"], "user_id": ["ua", "ua", "ub", "ub"],
+        "ts": [t0, t0 + pd.Timedelta(seconds=6), t0,
+               t0 + pd.Timedelta(seconds=6, microseconds=1)],
+        "query": ["x", "y", "x", "y"], "variant": ["v"] * 4, "n_results": [1] * 4,
+    })
+    c = pd.DataFrame({"search_id": ["a1"], "rank": [1], "ts": [t0], "dwell_ms": [1.0]})
+    logs = load_logs(searches=s, clicks=c)
+    df = facts_frame(logs, session_gap_min=0.1)
+    assert df.loc["a2", "session_first"] == 0 and df.loc["a2", "session_no"] == 1
+    assert df.loc["b2", "session_first"] == 1 and df.loc["b2", "session_no"] == 2
+    assert facts_module._gap_us(0.1) == 6_000_000
+    assert facts_module._gap_us(1e300) == 2**63 - 1

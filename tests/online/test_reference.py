@@ -215,3 +215,58 @@ def test_random_log_by_day_matches_reference():
     logs = load_logs(searches=s, clicks=c, results=r)
     got = online_metrics(logs, by=["variant", "day"])
     compare(got, reference(s, c, ["variant", "day"], 30, 30), ["variant", "day"])
+
+
+# --- the two partitionings of the facts windows (onlineeval.online.facts) -------------------
+# The windows partition by a 64-bit hash of the stream key only when online/partition_check
+# finds it one-to-one on the log; otherwise by the key columns. Both must give the reference
+# numbers. PK_SHIFT = 63 keeps one bit of the hash, so the 20-40 users of a random log
+# collide and the check must fall back.
+
+
+@pytest.mark.parametrize("plan", ["hash", "keys", "collide"])
+@pytest.mark.parametrize("seed,given", [(0, False), (3, False), (5, True)])
+def test_both_partitionings_match_reference(monkeypatch, plan, seed, given):
+    from onlineeval.online import facts
+
+    if plan == "keys":
+        monkeypatch.setattr(facts, "FORCE_HASH_PARTITION", False)
+    if plan == "collide":
+        monkeypatch.setattr(facts, "PK_SHIFT", 63)
+    s, c, r = random_log(seed, given_sessions=given)
+    logs = load_logs(searches=s, clicks=c, results=r)
+    key = ["user_id", "session_id"] if given else ["user_id"]
+    assert facts.hash_partition_ok(logs, key) is (plan == "hash")
+    for by in (["variant"], ["variant", "day"]):
+        got = online_metrics(logs, by=by, sat_dwell_s=10, session_gap_min=5)
+        compare(got, reference(s, c, by, 10, 5), by)
+
+
+def test_colliding_hash_without_the_check_gives_wrong_numbers(monkeypatch):
+    """Why the check exists: forcing the hash partitions while users collide merges their
+    event streams, and the numbers no longer match the reference."""
+    from onlineeval.online import facts
+
+    monkeypatch.setattr(facts, "PK_SHIFT", 63)
+    monkeypatch.setattr(facts, "FORCE_HASH_PARTITION", True)
+    s, c, r = random_log(0)
+    logs = load_logs(searches=s, clicks=c, results=r)
+    got = online_metrics(logs, by=[])
+    want = reference(s, c, [], 30, 30)
+    with pytest.raises(AssertionError):
+        compare(got, want, [])
+    assert got["users"].iloc[0] < want[()]["users"]  # users are counted by the hash too
+
+
+def test_hash_check_sees_the_views_of_the_moment(monkeypatch):
+    """The check is not cached: a log loaded later into the same connection (which replaces
+    the views an earlier Logs object reads) is checked again."""
+    from onlineeval.online import facts
+
+    monkeypatch.setattr(facts, "PK_SHIFT", 63)
+    s, c, r = random_log(1)
+    one = s[s["user_id"] == s["user_id"].iloc[0]]
+    first = load_logs(searches=one, clicks=c[c["search_id"].isin(one["search_id"])])
+    assert facts.hash_partition_ok(first, ["user_id"])  # one user: nothing to collide with
+    load_logs(searches=s, clicks=c, results=r, con=first.con)
+    assert not facts.hash_partition_ok(first, ["user_id"])
