@@ -21,8 +21,8 @@ measure) and prints a cProfile listing, to see where the time goes.
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -180,14 +180,16 @@ def worker(tool: str, qrels_path: str, run_path: str, out_path: str) -> None:
     result = fn(qrels_path, run_path)
     elapsed = time.perf_counter() - t
     values = _to_values(result)
-    with open(out_path, "w") as f:
-        json.dump({"seconds": elapsed, "values": values}, f)
+    # pickle, not JSON: writing 600,000 floats as JSON text took ~0.6 s of every child's time
+    # (the same for every tool, but not part of any tool's work)
+    with open(out_path, "wb") as f:
+        pickle.dump({"seconds": elapsed, "values": values}, f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 # --------------------------------------------------------------------------- driver
 
 def run_child(tool: str, qrels: Path, run: Path, env_extra: dict[str, str]) -> dict:
-    out = DATA / f"result_{tool}.json"
+    out = DATA / f"result_{tool}.pkl"
     out.unlink(missing_ok=True)
     worker_tool = "ranx" if tool.startswith("ranx") else tool
     env = {**os.environ, **env_extra}
@@ -202,8 +204,8 @@ def run_child(tool: str, qrels: Path, run: Path, env_extra: dict[str, str]) -> d
     wall = time.perf_counter() - wall
     if proc.returncode != 0:
         raise SystemExit(f"{tool} worker failed with exit code {proc.returncode}")
-    with open(out) as f:
-        res = json.load(f)
+    with open(out, "rb") as f:
+        res = pickle.load(f)  # written by our own child process just now
     out.unlink()
     # ru_maxrss is in KiB on Linux
     res["peak_mb"] = usage.ru_maxrss / 1024
@@ -236,23 +238,41 @@ def compare(ref: dict, other: dict) -> dict[str, float]:
     return diffs
 
 
-def bench(size: str, tools: list[str]) -> dict[str, dict]:
+def bench(size: str, tools: list[str], repeat: int = 1) -> dict[str, dict]:
+    """Time every tool ``repeat`` times, rounds interleaved (tool order within each round).
+
+    Each tool's result is its median run (by process seconds), with ``runs_s`` listing all of
+    them and ``peak_mb`` the largest peak; on a shared machine the median of a few rounds is
+    steadier than one run, and interleaving gives every tool the same drifts of load.
+    """
     qrels, run = dataset(size)
     cache = DATA / "numba_cache"
+    runs: dict[str, list[dict]] = {tool: [] for tool in tools}
+    for round_no in range(1, repeat + 1):
+        for tool in tools:
+            env: dict[str, str] = {}
+            if tool == "ranx-cold":
+                shutil.rmtree(cache, ignore_errors=True)
+            if tool.startswith("ranx"):
+                # a cache directory of our own: "cold" starts empty, "warm" reuses what cold
+                # wrote
+                env["NUMBA_CACHE_DIR"] = str(cache)
+            tag = f" (round {round_no}/{repeat})" if repeat > 1 else ""
+            print(f"[{size}] running {tool}{tag} ...", flush=True)
+            res = run_child(tool, qrels, run, env)
+            runs[tool].append(res)
+            print(f"[{size}] {tool}: {res['seconds']:.2f} s in-process, "
+                  f"{res['process_s']:.2f} s process ({res['user_s']:.1f} s "
+                  f"user, {res['sys_s']:.1f} s system), "
+                  f"{res['peak_mb']:.0f} MB peak", flush=True)
     results: dict[str, dict] = {}
-    for tool in tools:
-        env: dict[str, str] = {}
-        if tool == "ranx-cold":
-            shutil.rmtree(cache, ignore_errors=True)
-        if tool.startswith("ranx"):
-            # a cache directory of our own: "cold" starts empty, "warm" reuses what cold wrote
-            env["NUMBA_CACHE_DIR"] = str(cache)
-        print(f"[{size}] running {tool} ...", flush=True)
-        results[tool] = run_child(tool, qrels, run, env)
-        print(f"[{size}] {tool}: {results[tool]['seconds']:.2f} s in-process, "
-              f"{results[tool]['process_s']:.2f} s process ({results[tool]['user_s']:.1f} s "
-              f"user, {results[tool]['sys_s']:.1f} s system), "
-              f"{results[tool]['peak_mb']:.0f} MB peak", flush=True)
+    for tool, done in runs.items():
+        ordered = sorted(done, key=lambda r: r["process_s"])
+        median = dict(ordered[(len(ordered) - 1) // 2])   # the lower median: a real run
+        median["runs_s"] = [r["process_s"] for r in done]
+        median["peak_mb"] = max(r["peak_mb"] for r in done)
+        median["all_values"] = [r["values"] for r in done]
+        results[tool] = median
     return results
 
 
@@ -275,12 +295,18 @@ def report(size: str, results: dict[str, dict]) -> str:
             speed = mem = diff_txt = "-"
         lines.append(f"{tool:<12} {res['process_s']:>9.2f} {res['peak_mb']:>9.0f} "
                      f"{speed:>15} {mem:>14}  {diff_txt}")
+    if any(len(res.get("runs_s", [])) > 1 for res in results.values()):
+        lines.append("  (seconds = median of the rounds; peak = largest; every round:)")
+        for tool, res in results.items():
+            lines.append(f"  {tool:<12} " + ", ".join(f"{t:.2f}" for t in res["runs_s"]))
     if base is not None:
         n_q = len(base["values"][MEASURES[0]])
         for tool, res in results.items():
             if tool == "pytrec_eval":
                 continue
-            n_bad = differing_queries(base, res)
+            # every round's values are checked, not only the median one's
+            n_bad = max(differing_queries(base, {"values": v})
+                        for v in res.get("all_values", [res["values"]]))
             verdict = "values agree" if n_bad == 0 else "VALUES DIFFER"
             lines.append(f"  {tool}: {verdict} with pytrec_eval on {n_q - n_bad:,} of {n_q:,} "
                          f"queries (|diff| <= 1e-9 on every measure)")
@@ -291,24 +317,36 @@ def report(size: str, results: dict[str, dict]) -> str:
 
 
 def stages(size: str, qrels: Path, run: Path) -> None:
-    """Wall time of each stage of onlineeval's pipeline (uses engine internals)."""
+    """Wall and CPU time of each stage of onlineeval's pipeline (uses engine internals)."""
+    import resource
+
     from onlineeval.offline import ranking, trec_format
     from onlineeval.offline.api import parse_measure
 
-    marks = [("start", time.perf_counter())]
-    q = trec_format.load_qrels(str(qrels))
-    marks.append(("read qrels file", time.perf_counter()))
-    r = trec_format.load_run(str(run))
-    marks.append(("read run file", time.perf_counter()))
-    ranked = ranking._prepare(q, r, 1, None, False, False)
-    marks.append(("join + rank (prepare)", time.perf_counter()))
-    for name in MEASURES:
-        parse_measure(name).compute(ranked)
-        marks.append((f"measure {name}", time.perf_counter()))
-    print(f"\n=== stages {size} ===")
-    for (_, t0), (label, t1) in zip(marks, marks[1:], strict=False):
-        print(f"  {label:<26} {t1 - t0:7.2f} s")
-    print(f"  {'total':<26} {marks[-1][1] - marks[0][1]:7.2f} s")
+    def now() -> tuple[float, float, float, int]:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return time.perf_counter(), r.ru_utime, r.ru_stime, r.ru_minflt
+
+    marks = [("start", now())]
+    with ranking.no_hugepage_advice():  # as evaluate() runs
+        q = trec_format.load_qrels(str(qrels))
+        marks.append(("read qrels file", now()))
+        r = trec_format.load_run(str(run))
+        marks.append(("read run file", now()))
+        ranked = ranking._prepare(q, r, 1, None, False, False)
+        del r
+        marks.append(("join + rank (prepare)", now()))
+        for name in MEASURES:
+            parse_measure(name).compute(ranked)
+            marks.append((f"measure {name}", now()))
+    print(f"\n=== stages {size} (seconds; page faults in thousands) ===")
+    print(f"  {'stage':<26} {'wall':>7} {'user':>7} {'system':>7} {'faults':>7}")
+    for (_, m0), (label, m1) in zip(marks, marks[1:], strict=False):
+        print(f"  {label:<26} {m1[0] - m0[0]:7.2f} {m1[1] - m0[1]:7.2f} {m1[2] - m0[2]:7.2f} "
+              f"{(m1[3] - m0[3]) // 1000:7d}")
+    m0, m1 = marks[0][1], marks[-1][1]
+    print(f"  {'total':<26} {m1[0] - m0[0]:7.2f} {m1[1] - m0[1]:7.2f} {m1[2] - m0[2]:7.2f} "
+          f"{(m1[3] - m0[3]) // 1000:7d}")
 
 
 def profile(size: str) -> None:
@@ -334,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=argparse.SUPPRESS)
     parser.add_argument("--sizes", nargs="+", default=["100k", "10k"], choices=list(SIZES))
     parser.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS)
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="time every tool N times, rounds interleaved; report medians")
     parser.add_argument("--generate-only", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="profile onlineeval (cProfile, in this process) instead of timing")
@@ -355,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         tools.insert(0, "pytrec_eval")
     texts = []
     for size in args.sizes:
-        texts.append(report(size, bench(size, tools)))
+        texts.append(report(size, bench(size, tools, max(args.repeat, 1))))
         print(texts[-1], flush=True)
     print("\n".join(texts))
     return 0

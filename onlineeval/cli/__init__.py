@@ -2,7 +2,10 @@
 
 Each subcommand is one module in this package (not starting with ``_``) that defines
 ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``. Commands are
-discovered, so adding one means adding its module. Errors raised on purpose
+discovered, so adding one means adding its module. A command line that names a command imports
+only that command's module (a module's name is its command name with ``-`` as ``_``), so
+``onlineeval trec-eval`` does not pay for scipy and pandas imports it never uses; the full list
+is imported for ``onlineeval -h`` and for an unknown name. Errors raised on purpose
 (:class:`~onlineeval.errors.OnlineEvalError`) print as one line on stderr, exit status 2.
 """
 
@@ -19,18 +22,30 @@ from types import ModuleType
 from onlineeval.errors import OnlineEvalError
 
 
-def commands() -> dict[str, ModuleType]:
-    """Every CLI subcommand module, by command name."""
+def _module_names() -> list[str]:
+    return [info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")]
+
+
+def commands(only: str | None = None) -> dict[str, ModuleType]:
+    """Every CLI subcommand module, by command name (or just ``only``'s, when it names one)."""
+    names = _module_names()
+    if only is not None and only.replace("-", "_") in names:
+        module = importlib.import_module(f"{__name__}.{only.replace('-', '_')}")
+        if module.NAME == only:
+            return {only: module}
     found: dict[str, ModuleType] = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
         found[module.NAME] = module
     return dict(sorted(found.items()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The subcommand a command line names: its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from onlineeval import __version__
 
     parser = argparse.ArgumentParser(
@@ -40,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"onlineeval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in commands().items():
+    for name, module in commands(only).items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run, _name=name)
@@ -53,7 +68,8 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: object
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_word(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)

@@ -34,20 +34,25 @@ Which queries, and the summary row
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.offline import extra_measures as _extra  # registers extras and aliases
 from onlineeval.offline.measures.base import MEASURES, Params
-from onlineeval.offline.ranking import Ranked, prepare
+from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
 from onlineeval.offline.trec_eval import _ZEROED_FOR_MISSING
 from onlineeval.offline.trec_format import read_run
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MeasureSpec", "as_run_frame", "evaluate", "parse_measure", "pr_curve"]
 
@@ -185,6 +190,48 @@ def _fix_missing(name: str, values: np.ndarray, missing: np.ndarray | None) -> n
     return values
 
 
+def _import_in_background(name: str) -> None:
+    """Start importing module ``name`` in a daemon thread, unless it is already imported.
+
+    ``evaluate`` returns a pandas DataFrame but needs pandas for nothing else; importing it
+    (about 0.2 s, mostly Python bytecode) overlaps with reading the files, whose parsing runs
+    in pyarrow threads without the GIL. A later ``import`` in the caller waits for this one
+    (Python's per-module import lock) and raises any import error itself.
+    """
+    if name in sys.modules:
+        return
+
+    def load() -> None:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001  (the caller's own import reports it)
+            return
+
+    threading.Thread(target=load, name=f"import-{name}", daemon=True).start()
+
+
+def _compute(specs: list[MeasureSpec],
+             ranked: Ranked) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Per-query values of every requested value name, and the measure that gave each."""
+    columns: dict[str, np.ndarray] = {}
+    owner: dict[str, Any] = {}
+    for spec in specs:
+        if getattr(spec.measure, "summary", "mean") == "runid":
+            raise InvalidParameterError(
+                f"measure {spec.text!r} is the run's id, not a per-query value; read it "
+                f"with onlineeval.offline.read_run(...)['tag'] instead"
+            )
+        new = [n for n in spec.names if n not in columns]
+        if not new:
+            continue
+        for value_name, values in zip(spec.names, spec.compute(ranked), strict=True):
+            if value_name in columns:
+                continue
+            columns[value_name] = _fix_missing(value_name, np.asarray(values), ranked.missing)
+            owner[value_name] = spec.measure
+    return columns, owner
+
+
 def evaluate(
     qrels: Any, run: Any, measures: Sequence[str] | str, per_query: bool = False,
     relevance_level: int = 1, *, complete: bool = False,
@@ -232,24 +279,12 @@ def evaluate(
             f"relevance_level must be an integer grade (trec_eval -l); got {relevance_level!r}"
         )
     specs = [parse_measure(m) for m in measures]
-    ranked = prepare(qrels, run, relevance_level=int(relevance_level), complete=complete)
+    _import_in_background("pandas")  # needed for the result only; loads while files are read
+    with no_hugepage_advice():
+        ranked = prepare(qrels, run, relevance_level=int(relevance_level), complete=complete)
+        columns, owner = _compute(specs, ranked)
 
-    columns: dict[str, np.ndarray] = {}
-    owner: dict[str, Any] = {}
-    for spec in specs:
-        if getattr(spec.measure, "summary", "mean") == "runid":
-            raise InvalidParameterError(
-                f"measure {spec.text!r} is the run's id, not a per-query value; read it "
-                f"with onlineeval.offline.read_run(...)['tag'] instead"
-            )
-        new = [n for n in spec.names if n not in columns]
-        if not new:
-            continue
-        for value_name, values in zip(spec.names, spec.compute(ranked), strict=True):
-            if value_name in columns:
-                continue
-            columns[value_name] = _fix_missing(value_name, np.asarray(values), ranked.missing)
-            owner[value_name] = spec.measure
+    import pandas as pd
 
     if per_query:
         out = pd.DataFrame({"qid": ranked.qids.astype(str)})
@@ -270,6 +305,8 @@ def pr_curve(qrels: Any, run: Any, relevance_level: int = 1) -> pd.DataFrame:
     the interpolated precision ``max_{r' >= r} P(r')``. Returns columns ``recall`` and
     ``precision`` (11 rows); their mean is ``11pt_avg``.
     """
+    import pandas as pd
+
     out = evaluate(qrels, run, ["iprec_at_recall"], relevance_level=relevance_level)
     cols = [c for c in out.columns if c.startswith("iprec_at_recall_")]
     return pd.DataFrame({

@@ -17,7 +17,8 @@ Ranking (``form_res_rels.c``)
     A document listed twice for one query (within the kept M) is an error, as in trec_eval
     ("duplicate docs"); so is a document judged twice for one evaluated query.
 
-Relevance of a retrieved document — ``Ranked.rel`` (int64, one per retrieved row)
+Relevance of a retrieved document — ``Ranked.rel`` (one per retrieved row; int8 when the
+grades fit, see :func:`rel_dtype`)
     the qrels grade (>= 0) if judged; ``NONPOOL = -1`` if the docno is not in the qrels for
     that query; ``UNJUDGED = -2`` if it is in the qrels with a negative grade (trec_eval's
     "in the pool but unjudged"; such judgments also do not count in ``rel_levels``).
@@ -31,7 +32,7 @@ Helpers give the common building blocks without Python loops over queries:
     seg        query index of each row                      (int64[N])
     pos        0-based rank of each row within its query    (int64[N])
     is_rel     rel >= relevance_level                       (bool[N])
-    cum_rel    relevant documents at or above each row      (int64[N])
+    cum_rel    relevant documents at or above each row      (int32[N]; int64 from 2^31 rows)
     num_ret, num_rel, num_rel_ret, num_nonpool, num_unjudged   (int64[Q])
     rel_levels counts of judged docs per grade 0..max       (int64[Q, G])
     at_cutoff(cum, k)   value of a per-row cumulative array after the first k rows of each
@@ -48,25 +49,42 @@ Speed: after reading, preparing is integer work on numpy arrays — qids and doc
 dictionary encoded and ranked by byte order (pyarrow when installed, else pandas). The usual
 layout (each query's lines together, every query with the same number of lines, no duplicate
 documents; checked, not assumed) takes a fast path: each query is sorted as one row of a 2-D
-array by value on a packed int64 key (score bits, reversed docno rank, column), and each row
-finds its grade in a (query, judged docno) table — dense int8 when small enough, else a hash
-index. Any other layout, and every duplicate, goes through the general path: a join on sorted
-packed (query, docno) keys and a per-query stable sort, which also words the errors. No Python
-loop runs per query or per document. Peak memory is about 1.0–1.1 GB for 10M run lines
-(end to end, reading included; bench/offline_bench.py).
+array by value on a packed int64 key (score bits, reversed docno rank, column), in pieces of
+about 131k rows on two threads, and each row finds its grade in a (query, judged docno)
+table — dense int8 when small enough, else a hash index. Any other layout, and every
+duplicate document, goes through the general path: a join on sorted packed (query, docno)
+keys and a per-query stable sort, which also words the errors. The check for duplicate
+judgments (a sort of the qrels) runs in a thread meanwhile. No Python loop runs per query or
+per document. When every query has the same number of rows (``Ranked.width``) the per-row
+helpers work on a (queries x width) view instead of building ``seg``/``pos`` index arrays, and
+``Ranked.score`` (which no measure reads) is gathered only when asked for. numpy's
+huge-page advice is switched off while preparing (:func:`no_hugepage_advice`). Peak memory is
+about 0.8–1.0 GB for 10M run lines (end to end, reading included; bench/offline_bench.py).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from onlineeval.errors import InputError, InvalidParameterError
-from onlineeval.offline.trec_format import Columns, load_qrels, load_run
+from onlineeval.offline.trec_format import (
+    Columns,
+    arrow_index_to_numpy,
+    arrow_to_numpy,
+    load_qrels,
+    load_run,
+    pooled_empty,
+)
+
+if TYPE_CHECKING:
+    pass
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -81,8 +99,8 @@ class Ranked:
 
     qids: np.ndarray                 # object[Q], evaluation order
     offsets: np.ndarray              # int64[Q+1]
-    rel: np.ndarray                  # int64[N]
-    score: np.ndarray                # float64[N]
+    rel: np.ndarray                  # int8[N] (wider for grades above 127: rel_dtype)
+    score_source: Any                # float64[N], or a callable giving it (see ``score``)
     rel_levels: np.ndarray           # int64[Q, G]; judged docs per grade 0..G-1
     relevance_level: int = 1
     missing: np.ndarray | None = None    # bool[Q]; stand-in rankings of complete=True
@@ -91,6 +109,12 @@ class Ranked:
     ignored_run_queries: int = 0
     docno: np.ndarray | None = None  # object[N] when prepared with keep_docnos=True
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def score(self) -> np.ndarray:
+        """float64[N] score of each ranked row (no measure needs it: built on first use)."""
+        src = self.score_source
+        return src() if callable(src) else src
 
     # ---- sizes
     @property
@@ -102,12 +126,56 @@ class Ranked:
         return np.diff(self.offsets)
 
     @cached_property
+    def width(self) -> int | None:
+        """The number of rows every query has, when all have the same (> 0); else None.
+
+        Per-row helpers then work on a (queries x width) view instead of index arrays.
+        """
+        n = self.num_ret
+        if len(n) and n[0] > 0 and bool((n == n[0]).all()):
+            return int(n[0])
+        return None
+
+    @cached_property
     def seg(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.num_ret)
 
     @cached_property
     def pos(self) -> np.ndarray:
-        return np.arange(len(self.rel), dtype=np.int64) - self.offsets[:-1][self.seg]
+        if self.width is not None:
+            return np.tile(np.arange(self.width, dtype=np.int64), self.n_queries)
+        pos = np.arange(len(self.rel), dtype=np.int64)
+        pos -= np.repeat(self.offsets[:-1], self.num_ret)
+        return pos
+
+    def seg_of(self, rows: np.ndarray) -> np.ndarray:
+        """Query index of the given rows (``seg[rows]``, without building ``seg``)."""
+        if self.width is not None:
+            return rows // self.width
+        return self.seg[rows]
+
+    def pos_of(self, rows: np.ndarray) -> np.ndarray:
+        """0-based rank of the given rows within their query (``pos[rows]``)."""
+        if self.width is not None:
+            return rows % self.width
+        return self.pos[rows]
+
+    def running_count(self, rows: np.ndarray) -> np.ndarray:
+        """For increasing ``rows`` (``flatnonzero`` of a mask), how many of them lie at or
+        above each one within its query: the mask's running count at those rows (1-based,
+        int64), without a running sum over every row. ``cum_rel[rows]`` for the relevant
+        rows.
+        """
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.int64)
+        seg = self.seg_of(rows)
+        new = np.empty(len(rows), dtype=bool)
+        new[0] = True
+        np.not_equal(seg[1:], seg[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        count = np.arange(1, len(rows) + 1, dtype=np.int64)
+        count -= np.repeat(starts, np.diff(np.append(starts, len(rows))))
+        return count
 
     # ---- relevance
     @cached_property
@@ -116,7 +184,9 @@ class Ranked:
 
     @cached_property
     def cum_rel(self) -> np.ndarray:
-        return self.segment_cumsum(self.is_rel.astype(np.int64))
+        # int32 when it can hold every count: half the bytes of a 10M-row array
+        return self.segment_cumsum(self.is_rel,
+                                   np.int32 if len(self.rel) < 2**31 else np.int64)
 
     @cached_property
     def num_rel(self) -> np.ndarray:
@@ -141,19 +211,32 @@ class Ranked:
         return self.rel_levels.sum(axis=1).astype(np.int64)
 
     # ---- segment helpers
-    def segment_cumsum(self, x: np.ndarray) -> np.ndarray:
-        """Inclusive running sum of ``x`` within each query (exact for integers)."""
-        total = np.cumsum(x)
+    def segment_cumsum(self, x: np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+        """Inclusive running sum of integer or bool ``x`` within each query (exact)."""
+        if self.width is not None and len(x) == len(self.rel):
+            return np.cumsum(x.reshape(-1, self.width), axis=1, dtype=dtype).ravel()
+        total = np.cumsum(x, dtype=dtype)
         if len(total) == 0:
             return total
         before = np.concatenate(([0], total))[self.offsets[:-1]]
-        return total - np.repeat(before, self.num_ret)
+        total -= np.repeat(before, self.num_ret)
+        return total
 
     def segment_sum(self, x: np.ndarray) -> np.ndarray:
         """Per-query sum of a per-row array, added left to right as trec_eval does.
 
         Integer input gives int64, float input float64; 0 for a query without rows.
         """
+        if self.width is not None and len(x) == len(self.rel):
+            x2 = x.reshape(-1, self.width)
+            if x.dtype.kind in "biu":
+                return x2.sum(axis=1, dtype=np.int64)
+            # column by column: the same left-to-right additions as bincount (np.sum along a
+            # row would add pairwise and round differently)
+            total = np.zeros(self.n_queries, dtype=np.float64)
+            for j in range(self.width):
+                total += x2[:, j]
+            return total
         total = np.bincount(self.seg, weights=x, minlength=self.n_queries)
         return total.astype(np.int64) if x.dtype.kind in "biu" else total
 
@@ -171,10 +254,10 @@ class Ranked:
         out = np.full(self.n_queries, -1, dtype=np.int64)
         rows = np.flatnonzero(mask)
         if len(rows):
-            q = self.seg[rows]
+            q = self.seg_of(rows)
             first = np.ones(len(rows), dtype=bool)
             first[1:] = q[1:] != q[:-1]
-            out[q[first]] = self.pos[rows[first]]
+            out[q[first]] = self.pos_of(rows[first])
         return out
 
     def query_rels(self, i: int) -> np.ndarray:
@@ -215,9 +298,34 @@ def prepare(qrels: Any, run: Any, relevance_level: int = 1, max_results: int | N
     """
     if max_results is not None and int(max_results) < 0:
         raise InvalidParameterError(f"max_results must be >= 0, got {max_results}")
-    # no local references: _prepare frees the run's strings as soon as they are encoded
-    return _prepare(load_qrels(qrels), load_run(run), int(relevance_level), max_results,
-                    complete, keep_docnos)
+    with no_hugepage_advice():
+        # no local references: _prepare frees the run's strings as soon as they are encoded
+        return _prepare(load_qrels(qrels), load_run(run), int(relevance_level), max_results,
+                        complete, keep_docnos)
+
+
+@contextlib.contextmanager
+def no_hugepage_advice() -> Iterator[None]:
+    """Within the block, numpy does not advise the kernel to back new arrays by huge pages.
+
+    numpy asks for transparent huge pages on every large allocation. Where the kernel
+    compacts memory synchronously for such requests (``defrag=madvise``, common), each fresh
+    temporary can stall on compaction; the engine allocates and frees many short-lived
+    10M-row arrays, and on the benchmark machine this advice cost 0.2-1 s of system time per
+    10M run lines (bench/README.md). The previous setting is restored on exit; the switch is
+    numpy's private ``_set_madvise_hugepage`` (a no-op where it does not exist) and only
+    changes a performance hint, never a result.
+    """
+    setter = getattr(getattr(np, "_core", None), "multiarray", None)
+    setter = getattr(setter, "_set_madvise_hugepage", None)
+    if setter is None:
+        yield
+        return
+    previous = setter(False)
+    try:
+        yield
+    finally:
+        setter(previous)
 
 
 def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, complete: bool,
@@ -232,75 +340,100 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     qrank = strings.byte_rank(quniq)
     n_q = len(qrank)
     qids = strings.to_object(quniq)[np.argsort(qrank)]
-    qi_q = qrank[qcode]
+    qi_q = qrank.astype(np.int32 if n_q < 2**31 else np.int64)[qcode]   # int32: half the bytes
 
     # ---- duplicate judgments (an error once we know the query is evaluated, as trec_eval)
+    # (a sort of all judgments, in a thread while the run is joined and ranked: its answer is
+    # needed only by _finish; both orderings are right whatever it finds, since a duplicate
+    # only matters for a query that is evaluated, and then it is an error)
     dcode_q, duniq_q = strings.encode(q.docno)
-    jkey = qi_q * max(len(duniq_q), 1) + dcode_q
-    jsort = np.sort(jkey)
-    dup_keys = jsort[1:][jsort[1:] == jsort[:-1]]
-    dup_rows = np.flatnonzero(np.isin(jkey, dup_keys)) if len(dup_keys) else None
-    del jkey, jsort, dup_keys
+    dup_pool = ThreadPoolExecutor(1)
+    dup_future = dup_pool.submit(_duplicate_rows, qi_q, dcode_q, len(duniq_q))
+    dup_pool.shutdown(wait=False)
 
     # ---- judged documents per grade
     judged = q.value >= 0
-    n_levels = int(q.value[judged].max()) + 1 if judged.any() else 1
+    all_judged = bool(judged.all())
+    grades = q.value if all_judged else q.value[judged]
+    n_levels = int(grades.max()) + 1 if len(grades) else 1
     if n_q * n_levels > 50_000_000:
         raise InputError(
             f"{q.name}: the highest relevance grade is {n_levels - 1}; with {n_q} queries the "
             f"per-grade counts would need {n_q * n_levels:,} cells. Use small integer grades "
             f"(trec_eval's own limit is about 127)."
         )
-    rel_levels = np.bincount(qi_q[judged] * n_levels + q.value[judged],
-                             minlength=n_q * n_levels).reshape(n_q, n_levels).astype(np.int64)
+    # int32 is enough: the check above keeps n_q * n_levels under 50 million
+    cell = (qi_q if all_judged else qi_q[judged]).astype(np.int32)
+    cell *= np.int32(n_levels)
+    cell += grades.astype(np.int32)
+    rel_levels = np.bincount(cell, minlength=n_q * n_levels).reshape(n_q, n_levels)
+    rel_levels = rel_levels.astype(np.int64, copy=False)
+    del cell, grades, judged
 
-    # ---- run rows of judged queries
-    rq = strings.lookup(run_qid, quniq)
-    in_q = rq >= 0
-    ignored = 0
-    if not in_q.all():
-        ignored = len(np.unique(strings.to_object(strings.take(run_qid, ~in_q))))
+    # ---- run rows of judged queries: each row's qid code, each distinct qid's query index
+    rqcode, rquniq = strings.encode(run_qid)
+    qval = strings.lookup_map(rquniq, quniq, qrank)   # -1: a run query without judgments
+    ignored = int(np.count_nonzero(qval < 0))
+    if ignored:
+        in_q = (qval >= 0)[rqcode]
         run_docno = strings.take(run_docno, in_q)
         score = score[in_q]
-        rq = rq[in_q]
-    del run_qid, in_q
-    small = np.int32 if n_q < 2**31 else np.int64
-    qi = qrank.astype(small)[rq]
-    del rq
+        rqcode = rqcode[in_q]
+        del in_q
+    del run_qid, rquniq
     dcode, duniq = strings.encode(run_docno)
     del run_docno
     drank_u = strings.byte_rank(duniq)
     n_d = max(len(drank_u), 1)
-    drank = drank_u[dcode].astype(np.int32 if n_d < 2**31 else np.int64)
-    del dcode
+    rank_of_code = drank_u.astype(np.int32 if n_d < 2**31 else np.int64)
 
-    fast = None
-    if dup_rows is None:
-        fast = _fast_order(qi, drank, score, n_d)
+    fast = _fast_order(rqcode, qval, dcode, rank_of_code, score, n_d, lambda: _Relevance(
+        n_q, n_d, drank_u, duniq, strings, q, qi_q, dcode_q, duniq_q), keep_docnos)
     if fast is not None:
         # ---- the common layout: one block per query, equal lengths, no duplicates
-        order, ranked_score, counts_present = fast
-        codes, lut = _judged_codes(qi, drank, n_q, n_d, drank_u, duniq, strings, q, qi_q,
-                                   dcode_q, duniq_q)
-        del dcode_q, duniq_q
-        rel = lut[codes[order]]
-        del codes
-        score = ranked_score
-        del ranked_score
+        del dcode_q, duniq_q, rqcode, dcode
+        rel, score, counts_present, drank_sorted = fast
+        del fast
         counts = np.zeros(n_q, dtype=np.int64)
-        counts[counts_present] = len(order) // max(len(counts_present), 1)
-        drank_sorted = drank[order] if keep_docnos else None
-        del order, qi, drank
+        counts[counts_present] = len(rel) // max(len(counts_present), 1)
         pos = _positions(counts) if max_results is not None else None
     else:
         del dcode_q, duniq_q
+        qi = qval[rqcode]
+        drank = rank_of_code[dcode]
+        del rqcode, dcode
         rel, score, counts, drank_sorted, pos = _slow_order(
             qi, drank, score, n_q, n_d, drank_u, duniq, strings, q, qi_q, qids, run_name,
             max_results, keep_docnos)
         del qi, drank
+    dup_rows = dup_future.result()
     return _finish(q, strings, qids, rel, score, counts, drank_sorted, pos, duniq, drank_u,
                    dup_rows, qi_q, n_q, rel_levels, level, max_results, complete, keep_docnos,
                    run_name, runid, ignored)
+
+
+def rel_dtype(max_grade: int) -> np.dtype:
+    """The integer type of ``Ranked.rel``: the smallest signed type holding -2..max_grade.
+
+    Usually int8 (grades up to 127): an eighth of the bytes of int64 for every per-row
+    comparison and lookup the measures make.
+    """
+    for t in (np.int8, np.int16, np.int32):
+        if max_grade <= np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
+
+
+def _duplicate_rows(qi_q: np.ndarray, dcode_q: np.ndarray, n_docnos: int) -> np.ndarray | None:
+    """Qrels rows whose (query, docno) is judged more than once; None if there are none."""
+    jkey = qi_q.astype(np.int64)
+    jkey *= max(n_docnos, 1)
+    jkey += dcode_q
+    # "stable" (radix/timsort) is ~5x faster than quicksort on qrels grouped by query, the
+    # usual layout, and about as fast on shuffled ones; a value sort either way
+    jsort = np.sort(jkey, kind="stable")
+    dup_keys = jsort[1:][jsort[1:] == jsort[:-1]]
+    return np.flatnonzero(np.isin(jkey, dup_keys)) if len(dup_keys) else None
 
 
 def _positions(counts: np.ndarray) -> np.ndarray:
@@ -312,31 +445,49 @@ def _positions(counts: np.ndarray) -> np.ndarray:
 _MAX_DENSE_CELLS = 1 << 28   # (query, judged docno) cells of the int8/int16 relevance table
 
 
-def _fast_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray,
-                n_d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Rank order (query asc, score desc, docno rank desc) for the common layout; else None.
+_CHUNK_CELLS = 1 << 17       # run rows per piece of the fast path (small temporaries, threads)
+
+
+def _fast_order(qc: np.ndarray, qval: np.ndarray, dcode: np.ndarray,
+                rank_of_code: np.ndarray, score: np.ndarray, n_d: int,
+                make_relevance: Callable[[], _Relevance],
+                keep_docnos: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                            np.ndarray | None] | None:
+    """trec_eval's ranking and each row's relevance for the common layout; else None.
+
+    Rows come as codes: ``qc`` (qid code; ``qval[qc]`` is the row's query index, all >= 0)
+    and ``dcode`` (docno code; ``rank_of_code[dcode]`` is the docno's byte-order rank), so
+    no per-row query or rank array is built.
 
     The layout: each query's rows form one block of the file, all blocks equally long, and
     no document repeats within a query. Each block is then sorted on its own as a row of a
     2-D array, by *value*: one int64 per row packs the score's order-preserving bits (top),
     the reversed docno rank (middle) and the row's column (low bits), so one ``np.sort`` of
     the keys gives the order and the column gives the row back. When two different scores
-    share the packed top bits (scores within about 1e-9 of each other), an exact argsort of
-    the scores followed by a packed sort of the tie groups is used instead. Returns
-    ``(order, scores in that order, query indices present)``; None sends the caller to the
-    general path, which also reports duplicate documents.
+    share the packed top bits (scores within about 1e-9 of each other), that piece is redone
+    with an exact argsort of the scores followed by a packed sort of the tie groups.
+
+    The blocks are processed in pieces of about ``_CHUNK_CELLS`` rows, by two threads (numpy
+    releases the GIL in sorts and gathers): every temporary is piece-sized, and only the
+    results — relevance, the column order (int16 for blocks up to 32767 rows) and
+    (``keep_docnos``) docno rank of each row in rank order — are allocated at full size.
+    Returns ``(rel, a callable giving the ranked scores, query indices present,
+    docno ranks or None)``; None sends the caller to the general path, which also reports
+    duplicate documents.
     """
-    n = len(qi)
+    n = len(qc)
     if n == 0 or n_d <= 0:
         return None
-    brk = np.flatnonzero(qi[1:] != qi[:-1]) + 1
+    # equal qid codes = equal query indices (distinct judged qids have distinct indices)
+    brk = np.flatnonzero(qc[1:] != qc[:-1]) + 1
     n_b = len(brk) + 1
     if n % n_b:
         return None
     w = n // n_b
     if len(brk) and not np.array_equal(brk, np.arange(w, n, w)):
         return None  # blocks of unequal length
-    first = qi[::w]
+    del brk
+    first = qval[qc[::w]].astype(np.int64)
     border = np.argsort(first, kind="stable")
     present = first[border]
     if n_b > 1 and not (present[1:] > present[:-1]).all():
@@ -344,52 +495,83 @@ def _fast_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray,
     bw, bd = _bits(w), _bits(n_d)
     if 2 * bw + bd > 62:
         return None
-    d2 = drank.reshape(n_b, w)
-    ds = np.sort(d2, axis=1)
-    if (ds[:, 1:] == ds[:, :-1]).any():
-        return None  # a duplicate document: the general path reports it as trec_eval does
-    del ds
-    # order-preserving int64 of the score, reversed so that ascending = score descending;
-    # + 0.0 turns -0.0 into 0.0 (trec_eval compares them equal). One buffer becomes the key.
-    key = _score_key(score).reshape(n_b, w)
+    in_order = bool(np.array_equal(border, np.arange(n_b)))
+    relevance = make_relevance()
+    out_row = np.empty(n_b, dtype=np.int64)
+    out_row[border] = np.arange(n_b)
+    c2 = dcode.reshape(n_b, w)
+    s2 = score.reshape(n_b, w)
+    rel_out = pooled_empty((n_b, w), relevance.dtype)
+    # the column order of every block (int16 when it fits): the ranked scores are gathered
+    # from it only if someone asks for Ranked.score
+    perm_out = pooled_empty((n_b, w), np.int16 if w <= np.iinfo(np.int16).max else np.int64)
+    drank_out = np.empty((n_b, w), dtype=rank_of_code.dtype) if keep_docnos else None
+    # docno ranks fit int16 in most collections: a 16-bit sort is a radix sort
+    small_ranks = n_d <= np.iinfo(np.int16).max
     low = bd + bw
     mask = np.int64((1 << bw) - 1)
     col = np.arange(w, dtype=np.int64)
-    key >>= np.int64(low)
-    key <<= np.int64(low)
-    rd = np.subtract(np.int64(n_d - 1), d2, dtype=np.int64)  # docno rank descending
-    rd <<= np.int64(bw)
-    rd |= col
-    key |= rd
-    key.sort(axis=1)
-    perm = np.bitwise_and(key, mask, out=rd)
-    del rd
-    key >>= np.int64(low)                       # in place: the packed score bits
-    score2 = score.reshape(n_b, w)
-    ranked_score = np.take_along_axis(score2, perm, axis=1)
-    same_top = key[:, 1:] == key[:, :-1]
-    del key
-    same_top &= ranked_score[:, 1:] != ranked_score[:, :-1]
-    if same_top.any():
-        # scores too close for the packed top bits: exact score order, then docno in ties
-        kd2 = _score_key(score).reshape(n_b, w)
-        perm = np.argsort(kd2, axis=1, kind="stable")
-        kds = np.take_along_axis(kd2, perm, axis=1)
-        group = np.zeros(kds.shape, dtype=np.int64)
-        np.cumsum(kds[:, 1:] != kds[:, :-1], axis=1, out=group[:, 1:])
-        rd = np.subtract(np.int64(n_d - 1), np.take_along_axis(d2, perm, axis=1),
-                         dtype=np.int64)
-        key = (group << np.int64(low)) | (rd << np.int64(bw)) | col
+    step = max(1, _CHUNK_CELLS // w)
+
+    def piece(lo: int) -> bool:
+        hi = min(lo + step, n_b)
+        s = s2[lo:hi]
+        d = rank_of_code[c2[lo:hi]]
+        ds = np.sort(d.astype(np.int16) if small_ranks else d, axis=1, kind="stable")
+        if (ds[:, 1:] == ds[:, :-1]).any():
+            return False  # a duplicate document: the general path reports it
+        del ds
+        key = _score_key(s)
+        key >>= np.int64(low)
+        key <<= np.int64(low)
+        rd = np.subtract(np.int64(n_d - 1), d, dtype=np.int64)  # docno rank descending
+        rd <<= np.int64(bw)
+        rd |= col
+        key |= rd
         key.sort(axis=1)
-        perm = np.take_along_axis(perm, key & mask, axis=1)
-        ranked_score = np.take_along_axis(score2, perm, axis=1)
-        del key, group, kds, kd2, rd
-    del same_top, col
-    if n_b > 1 and not np.array_equal(border, np.arange(n_b)):
-        perm = perm[border]
-        ranked_score = ranked_score[border]
-    perm += (border.astype(np.int64) * w)[:, None]
-    return perm.ravel(), ranked_score.ravel(), present.astype(np.int64)
+        perm = np.bitwise_and(key, mask, out=rd)
+        key >>= np.int64(low)                   # in place: the packed score bits
+        ranked = np.take_along_axis(s, perm, axis=1)
+        same_top = key[:, 1:] == key[:, :-1]
+        same_top &= ranked[:, 1:] != ranked[:, :-1]
+        if same_top.any():
+            perm = _exact_order(s, d, n_d, low, bw, col, mask)
+        dsorted = np.take_along_axis(d, perm, axis=1)
+        rows = slice(lo, hi) if in_order else out_row[lo:hi]
+        perm_out[rows] = perm
+        rel_out[rows] = relevance(first[lo:hi], dsorted)
+        if drank_out is not None:
+            drank_out[rows] = dsorted
+        return True
+
+    starts = range(0, n_b, step)
+    if len(starts) > 1:
+        with ThreadPoolExecutor(2) as pool:
+            ok = all(pool.map(piece, starts))
+    else:
+        ok = piece(0)
+    if not ok:
+        return None
+    def ranked_score() -> np.ndarray:
+        blocks = s2 if in_order else s2[border]
+        return np.take_along_axis(blocks, perm_out.astype(np.intp), axis=1).ravel()
+
+    return (rel_out.ravel(), ranked_score, present,
+            drank_out.ravel() if drank_out is not None else None)
+
+
+def _exact_order(s: np.ndarray, d: np.ndarray, n_d: int, low: int, bw: int, col: np.ndarray,
+                 mask: np.int64) -> np.ndarray:
+    """Column order of each row by exact score descending, then docno rank descending."""
+    kd = _score_key(s)
+    perm = np.argsort(kd, axis=1, kind="stable")
+    kds = np.take_along_axis(kd, perm, axis=1)
+    group = np.zeros(kds.shape, dtype=np.int64)
+    np.cumsum(kds[:, 1:] != kds[:, :-1], axis=1, out=group[:, 1:])
+    rd = np.subtract(np.int64(n_d - 1), np.take_along_axis(d, perm, axis=1), dtype=np.int64)
+    key = (group << np.int64(low)) | (rd << np.int64(bw)) | col
+    key.sort(axis=1)
+    return np.take_along_axis(perm, key & mask, axis=1)
 
 
 def _score_key(score: np.ndarray) -> np.ndarray:
@@ -400,52 +582,79 @@ def _score_key(score: np.ndarray) -> np.ndarray:
     return kd
 
 
-def _judged_codes(qi: np.ndarray, drank: np.ndarray, n_q: int, n_d: int,
-                  drank_u: np.ndarray, duniq: Any, strings: _Strings, q: Columns,
-                  qi_q: np.ndarray, dcode_q: np.ndarray,
-                  duniq_q: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Small-integer relevance code of every run row, and the table turning codes into rel.
+class _Relevance:
+    """The rel value (module docstring) of run documents, from a (query, docno) table.
 
-    Judgments must be free of duplicates. Run docnos are encoded against the qrels' docno
-    dictionary (on the distinct values only); a (query, judged docno) table — dense when it
-    is small enough, else a hash index — gives each row its code: 0 = not in the qrels
-    (NONPOOL), else grade - lowest grade + 1. ``lut[code]`` is the rel value of the module
-    docstring (negative grades become UNJUDGED).
+    Run docnos are matched to the qrels' docnos on the distinct values only; a (query,
+    judged docno) table — dense, in Ranked.rel's type, when small enough, else a hash index —
+    gives each (query, docno rank) its rel value: NONPOOL if not in the qrels, UNJUDGED for a
+    negative grade, else the grade. A duplicate judgment leaves one of its grades in the
+    table; that only matters for an evaluated query, and _finish then refuses it. Calling it
+    with query indices ``qidx[r]`` and docno ranks ``dr[r, w]`` gives ``rel[r, w]``.
     """
-    grade = q.value
-    gmin = min(int(grade.min()), 0) if len(grade) else 0
-    gmax = max(int(grade.max()), 0) if len(grade) else 0
-    span = gmax - gmin + 1
-    ctype = np.int8 if span < 127 else np.int16 if span < 32767 else np.int64
-    lut = np.arange(gmin - 1, gmax + 1, dtype=np.int64)
-    lut[0] = NONPOOL
-    lut[1:][lut[1:] < 0] = UNJUDGED
-    qcode = (grade - gmin + 1).astype(ctype)
-    # columns: the run's docnos that are judged for some query (others are NONPOOL anyway)
-    in_q = strings.lookup(duniq, duniq_q)   # run docno value -> qrels docno code, -1
-    judged_u = in_q >= 0
-    n_cols = int(np.count_nonzero(judged_u)) + 1
-    col_u = np.where(judged_u, np.cumsum(judged_u) - 1, n_cols - 1)
-    col_of_rank = np.empty(n_d, dtype=np.int64)
-    col_of_rank[drank_u] = col_u
-    col_of_qcode = np.full(len(duniq_q), -1, dtype=np.int64)
-    col_of_qcode[in_q[judged_u]] = col_u[judged_u]
-    qcol = col_of_qcode[dcode_q]
-    keep = np.flatnonzero(qcol >= 0)
-    qkey = qi_q[keep].astype(np.int64) * n_cols + qcol[keep]
-    qcode = qcode[keep]
-    rkey = qi.astype(np.int64)
-    rkey *= n_cols
-    rkey += col_of_rank[drank]
-    if n_q * n_cols <= _MAX_DENSE_CELLS:
-        table = np.zeros(n_q * n_cols, dtype=ctype)  # calloc: untouched pages stay free
-        table[qkey] = qcode
-        return table[rkey], lut
-    codes = np.zeros(len(qi), dtype=ctype)
-    at = pd.Index(qkey).get_indexer(rkey)
-    hit = at >= 0
-    codes[hit] = qcode[at[hit]]
-    return codes, lut
+
+    def __init__(self, n_q: int, n_d: int, drank_u: np.ndarray, duniq: Any,
+                 strings: _Strings, q: Columns, qi_q: np.ndarray, dcode_q: np.ndarray,
+                 duniq_q: Any) -> None:
+        grade = q.value
+        gmin = min(int(grade.min()), 0) if len(grade) else 0
+        gmax = max(int(grade.max()), 0) if len(grade) else 0
+        lut = np.arange(gmin - 1, gmax + 1, dtype=np.int64)
+        lut[0] = NONPOOL
+        lut[1:][lut[1:] < 0] = UNJUDGED
+        self.dtype = rel_dtype(gmax)
+        # each judgment's rel value (narrowed only once negative grades are UNJUDGED)
+        relv = lut.astype(self.dtype)[grade - gmin + 1]
+        # columns: the run's docnos that are judged for some query (others are NONPOOL)
+        # run docno value -> qrels docno code (-1: not judged anywhere); both are distinct
+        # values, so the smaller set is hashed and the larger one probes it
+        if len(duniq) <= len(duniq_q):
+            run_of_q = strings.lookup(duniq_q, duniq)
+            in_q = np.full(len(duniq), -1, dtype=np.int64)
+            hit = np.flatnonzero(run_of_q >= 0)
+            in_q[run_of_q[hit]] = hit
+        else:
+            in_q = strings.lookup(duniq, duniq_q)
+        judged_u = in_q >= 0
+        n_cols = int(np.count_nonzero(judged_u)) + 1
+        col_u = np.where(judged_u, np.cumsum(judged_u) - 1, n_cols - 1)
+        # keys (query, column) in int32 when the table allows: half the bytes per judgment
+        ktype = np.int32 if n_q * n_cols < 2**31 else np.int64
+        self.ktype = ktype
+        self.col_of_rank = np.empty(n_d, dtype=ktype)
+        self.col_of_rank[drank_u] = col_u
+        col_of_qcode = np.full(len(duniq_q), -1, dtype=ktype)
+        col_of_qcode[in_q[judged_u]] = col_u[judged_u]
+        qcol = col_of_qcode[dcode_q]
+        keep = qcol >= 0
+        qkey = qi_q[keep].astype(ktype)
+        qkey *= ktype(n_cols)
+        qkey += qcol[keep]
+        del qcol
+        self.n_cols = n_cols
+        if n_q * n_cols <= _MAX_DENSE_CELLS:
+            # the table holds rel values themselves: NONPOOL where nothing is judged
+            self.table = pooled_empty(n_q * n_cols, self.dtype)
+            self.table.fill(NONPOOL)
+            self.table[qkey] = relv[keep]
+            self.index = None
+        else:
+            import pandas as pd
+
+            self.table = None
+            self.index = pd.Index(qkey)
+            self.relv = relv[keep]
+
+    def __call__(self, qidx: np.ndarray, dr: np.ndarray) -> np.ndarray:
+        key = self.col_of_rank[dr]
+        key += (qidx.astype(self.ktype) * self.ktype(self.n_cols))[:, None]
+        if self.table is not None:
+            return self.table[key]
+        at = self.index.get_indexer(key.ravel()).reshape(key.shape)
+        out = np.full(key.shape, NONPOOL, dtype=self.dtype)
+        hit = at >= 0
+        out[hit] = self.relv[at[hit]]
+        return out
 
 
 def _slow_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray, n_q: int, n_d: int,
@@ -462,7 +671,7 @@ def _slow_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray, n_q: int, 
     del rkey
     qd = strings.lookup(q.docno, duniq)
     has = qd >= 0
-    qkey = qi_q[has] * n_d + drank_u[qd[has]]
+    qkey = qi_q[has].astype(np.int64) * n_d + drank_u[qd[has]]
     grade = q.value[has]
     rel = np.full(len(rsorted), NONPOOL, dtype=np.int64)
     if len(rsorted) and len(qkey):
@@ -502,11 +711,12 @@ def _slow_order(qi: np.ndarray, drank: np.ndarray, score: np.ndarray, n_q: int, 
                 f"Keep one line per (qid, docno), e.g. the one with the highest score."
             )
     del order
-    return rel, score, counts, drank_sorted, pos
+    gmax = int(q.value.max()) if len(q.value) else 0
+    return rel.astype(rel_dtype(gmax), copy=False), score, counts, drank_sorted, pos
 
 
 def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
-            score: np.ndarray, counts: np.ndarray, drank_sorted: np.ndarray | None,
+            score: Any, counts: np.ndarray, drank_sorted: np.ndarray | None,
             pos: np.ndarray | None, duniq: Any, drank_u: np.ndarray,
             dup_rows: np.ndarray | None, qi_q: np.ndarray, n_q: int, rel_levels: np.ndarray,
             level: int, max_results: int | None, complete: bool, keep_docnos: bool,
@@ -515,6 +725,8 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
     docno = None
     if keep_docnos:
         docno = strings.to_object(duniq)[np.argsort(drank_u)][drank_sorted]
+    if callable(score) and (max_results is not None or complete):
+        score = score()
     if max_results is not None:
         keep = pos < int(max_results)
         score, rel = score[keep], rel[keep]
@@ -561,7 +773,7 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
         rel_levels, missing = rel_levels[keep_q], missing[keep_q]
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return Ranked(
-        qids=qids, offsets=offsets, rel=rel, score=score, rel_levels=rel_levels,
+        qids=qids, offsets=offsets, rel=rel, score_source=score, rel_levels=rel_levels,
         relevance_level=level, missing=missing, runid=runid, n_qrels_queries=n_q,
         ignored_run_queries=int(ignored), docno=docno,
     )
@@ -669,7 +881,9 @@ class _Strings:
             enc = col if self._is_dict(col) else self.pc.dictionary_encode(col)
             if isinstance(enc, self.pa.ChunkedArray):
                 enc = enc.combine_chunks()  # unifies the chunks' dictionaries
-            return enc.indices.to_numpy(zero_copy_only=False), enc.dictionary
+            return arrow_to_numpy(enc.indices), enc.dictionary
+        import pandas as pd
+
         codes, uniq = pd.factorize(col)
         return codes, np.asarray(uniq, dtype=object)
 
@@ -678,12 +892,27 @@ class _Strings:
 
     def byte_rank(self, uniq: Any) -> np.ndarray:
         if self.arrow:
-            order = self.pc.sort_indices(uniq).to_numpy()
+            order = arrow_to_numpy(self.pc.sort_indices(uniq))
         else:
             order = np.argsort(np.asarray(uniq, dtype=object), kind="stable")
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order), dtype=np.int64)
         return rank
+
+    def lookup_map(self, col: Any, uniq: Any, values: np.ndarray) -> np.ndarray:
+        """``values[i]`` for each row whose value is ``uniq[i]``; -1 where absent.
+
+        int32 when the values allow. For a dictionary column only its distinct values are
+        looked up.
+        """
+        small = np.int32 if len(values) == 0 or int(values.max()) < 2**31 - 1 else np.int64
+        col = self._arr(col)
+        if self.arrow and self._is_dict(col):
+            idx = self.lookup(col.dictionary, uniq)
+            mapped = np.where(idx >= 0, values[np.maximum(idx, 0)], -1).astype(small)
+            return mapped[arrow_to_numpy(col.indices)]
+        idx = self.lookup(col, uniq)
+        return np.where(idx >= 0, values[np.maximum(idx, 0)], -1).astype(small)
 
     def lookup(self, col: Any, uniq: Any) -> np.ndarray:
         """Index of each value of ``col`` in ``uniq``; -1 where absent."""
@@ -691,10 +920,12 @@ class _Strings:
         if self.arrow:
             if self._is_dict(col):  # look up the distinct values only
                 per_value = self.pc.index_in(col.dictionary, value_set=uniq)
-                per_value = self.pc.fill_null(per_value, -1).to_numpy(zero_copy_only=False)
-                return per_value[col.indices.to_numpy(zero_copy_only=False)]
+                per_value = arrow_index_to_numpy(per_value)
+                return per_value[arrow_to_numpy(col.indices)]
             idx = self.pc.index_in(col, value_set=uniq)
-            return self.pc.fill_null(idx, -1).to_numpy(zero_copy_only=False)
+            return arrow_index_to_numpy(idx)
+        import pandas as pd
+
         return pd.Index(uniq).get_indexer(col)
 
     def take(self, col: Any, mask: np.ndarray) -> Any:

@@ -35,11 +35,14 @@ against an empty ranking and scores 0.0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from onlineeval.errors import InputError, InvalidParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["rbo", "rbo_lists"]
 
@@ -142,6 +145,8 @@ def rbo(
     DataFrame with columns ``qid`` and ``rbo``, one row per query in either run (sorted by
     qid). A query missing from one run scores 0.0.
     """
+    import pandas as pd
+
     _check_p_depth(p, depth)
     ra = _rankings(run_a, "first")
     rb = _rankings(run_b, "second")

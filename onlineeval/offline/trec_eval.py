@@ -31,14 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.offline.measures import MEASURES, NICKNAMES, Params, TrecMeasure, ordered
-from onlineeval.offline.ranking import Ranked, prepare
+from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Request = tuple[TrecMeasure, Params]
 
@@ -110,6 +112,8 @@ class TrecEvalResult:
 
     def per_query_frame(self) -> pd.DataFrame:
         """One row per evaluated query: ``qid`` then one column per value name."""
+        import pandas as pd
+
         cols: dict[str, Any] = {"qid": self.ranked.qids.astype(str)}
         for measure, params in self.requests:
             if measure.summary in ("runid", "count"):
@@ -213,6 +217,7 @@ def trec_eval(qrels: Any, run: Any, measures: Sequence[str] = ("official",),
     if max_results is not None and int(max_results) < 0:
         raise InvalidParameterError(f"max_results (-M) must be >= 0, got {max_results}")
     parse_measures(measures)  # fail on a bad measure name before reading big files
-    ranked = prepare(qrels, run, relevance_level=relevance_level, max_results=max_results,
-                     complete=complete)
-    return evaluate_ranked(ranked, measures)
+    with no_hugepage_advice():  # a performance hint only (see ranking.no_hugepage_advice)
+        ranked = prepare(qrels, run, relevance_level=relevance_level, max_results=max_results,
+                         complete=complete)
+        return evaluate_ranked(ranked, measures)

@@ -17,8 +17,9 @@ File formats (as trec_eval 10.0 reads them, ``get_qrels.c`` / ``get_trec_results
     ignored (trec_eval does the same); ``rank`` is NOT used for ranking (trec_eval ignores it);
     ``score`` must be a number. The run's id (printed by ``runid``) is the tag of the last
     line, as in trec_eval.
-    Both: fields are separated by any run of spaces/tabs; blank lines and lines whose first
-    non-blank character is ``#`` are skipped.
+    Both: fields are separated by any run of ASCII whitespace (space, tab, \\v, \\f, \\r —
+    C ``isspace``, as trec_eval; other Unicode whitespace such as U+00A0 belongs to the field);
+    blank lines and lines whose first non-blank character is ``#`` are skipped.
 
 Where we are stricter than trec_eval (documented choices, each a clear error, never a silent
 change of the numbers): a non-numeric or NaN score (trec_eval's ``atof`` would read it as 0 or
@@ -30,8 +31,11 @@ found. Duplicates are not a reader error; :func:`onlineeval.offline.ranking.prep
 them exactly where trec_eval does.
 
 Speed: a clean file (one space or one tab between fields, no comments) is parsed by pyarrow's
-CSV reader with explicit columns and types (well under 1 s per 10M run lines) when pyarrow is
-installed. Any other
+CSV reader with explicit columns and types (about 0.5 s per 10M run lines on two cores) when
+pyarrow is installed; only qid, docno and the value are converted (the run's id is read from
+the file's tail). qid and docno are dictionary encoded in two threads — qids through their
+runs of equal neighbours, so only one value per run is hashed — and validated on their
+distinct values. Nothing on this path imports pandas. Any other
 file — or a clean-looking file that the fast reader rejects — is read by a line-by-line
 scanner, which either parses the irregular-whitespace file or raises the error with its line
 number. The fast path never accepts a line the scanner would reject.
@@ -43,22 +47,30 @@ Internal API used by the engine (not re-exported)
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from onlineeval.errors import LogFormatError, SchemaError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 QRELS_COLUMNS = ("qid", "docno", "rel")
 RUN_COLUMNS = ("qid", "docno", "rank", "score", "tag")
 
 _WS = " \t\r\n\v\f"
+# trec_eval splits fields with C isspace(): ASCII whitespace only (str.split() would also
+# split on NBSP, U+2000.., and \x1c-\x1f)
+_FIELD_SEP = re.compile("[" + re.escape(_WS) + "]+")
+_BLOCK_SIZE = 8 << 20   # bytes per block of pyarrow's CSV reader (one chunk per block)
 
 
 # --------------------------------------------------------------------------- public readers
@@ -84,6 +96,8 @@ def read_qrels(source: Any) -> pd.DataFrame:
     SchemaError
         A DataFrame without the required columns or with a non-integer grade.
     """
+    import pandas as pd
+
     if _is_path(source):
         path = Path(source)
         _check_file(path)
@@ -118,6 +132,8 @@ def read_run(source: Any) -> pd.DataFrame:
     SchemaError
         A DataFrame without the required columns or with a non-numeric score.
     """
+    import pandas as pd
+
     if _is_path(source):
         path = Path(source)
         _check_file(path)
@@ -198,7 +214,6 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
     """
     try:
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.csv as pcsv
     except ImportError:  # optional accelerator; the line scanner reads everything
         return None
@@ -218,7 +233,7 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
     try:
         table = pcsv.read_csv(
             path,
-            read_options=pcsv.ReadOptions(column_names=names, block_size=8 << 20),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=_BLOCK_SIZE),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False,
                                             escape_char=False, newlines_in_values=False),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=keep,
@@ -231,26 +246,29 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
     values = table.column(value_name)
     if values.null_count:
         return None
-    other_ws = "[\\t\\v\\f\\r]" if delim == " " else "[ \\v\\f\\r]"
-    encoded = {}
-    for name in keep:
-        if name == value_name:
-            continue
-        # Dictionary-encode once (the engine needs the codes anyway) and validate the distinct
-        # values: a comment line, an empty field or whitespace the line scanner would split
-        # on means the line scanner decides.
-        enc = pc.dictionary_encode(table.column(name)).combine_chunks()
-        uniq = enc.dictionary
-        if (pc.any(pc.starts_with(uniq, "#")).as_py() and name == "qid"
-                or pc.any(pc.equal(pc.binary_length(uniq), 0)).as_py()
-                or pc.any(pc.match_substring_regex(uniq, other_ws)).as_py()):
-            return None
-        encoded[name] = enc
-    arr = values.to_numpy()
+    # Dictionary-encode once (the engine needs the codes anyway) and validate the distinct
+    # values (a comment line or an empty field means the line scanner decides); meanwhile
+    # check the raw bytes, which also covers the columns that are not converted. The tasks
+    # run in parallel threads (pyarrow's kernels and numpy release the GIL).
+    text_cols = [n for n in keep if n != value_name]
+    columns = [table.column(n) for n in text_cols]
+    *encodings, regular = _parallel(
+        [functools.partial(_encode_checked, c, n == "qid")
+         for n, c in zip(text_cols, columns, strict=True)]
+        + [functools.partial(_regular_bytes, path, delim)]
+    )
+    encoded = dict(zip(text_cols, encodings, strict=True))
+    del columns, encodings
+    if not regular or any(enc is None for enc in encoded.values()):
+        return None
+    # one chunk, combined in pyarrow's pool (recycled memory); a read-only view
+    arr = arrow_to_numpy(values.combine_chunks())
     if kind == "run" and np.isnan(arr).any():
         return None
     arr = arr.astype(np.float64 if kind == "run" else np.int64, copy=False)
     if full:
+        import pandas as pd
+
         frame = {n: (arr if n == value_name else pd.Series(table.column(n).to_pandas()))
                  for n in keep}
         return pd.DataFrame(frame)
@@ -258,6 +276,183 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
     if kind == "run":
         return Columns(encoded["qid"], encoded["docno"], arr, str(path), _last_runid(path))
     return Columns(encoded["qid"], encoded["docno"], arr, str(path))
+
+
+def arrow_to_numpy(arr: Any) -> np.ndarray:
+    """A numpy array of a pyarrow numeric array or chunked array.
+
+    Null-free integer and float arrays are read straight from their data buffer (a view for
+    one chunk, read-only; chunks are concatenated): pyarrow's own ``to_numpy`` imports pandas
+    on first use, which the engine needs only for its result (see ``api.evaluate``).
+    Anything else goes through ``to_numpy``.
+    """
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks == 1:
+            return arrow_to_numpy(arr.chunk(0))
+        parts = [arrow_to_numpy(c) for c in arr.chunks]
+        if parts:
+            return np.concatenate(parts)
+        return arr.to_numpy()
+    t = arr.type
+    if arr.null_count == 0 and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        kind = "f" if pa.types.is_floating(t) else "i" if pa.types.is_signed_integer(t) else "u"
+        dtype = np.dtype(f"{kind}{t.bit_width // 8}")
+        buf = arr.buffers()[1]
+        if buf is None:  # an empty array
+            return np.zeros(0, dtype=dtype)
+        return np.frombuffer(buf, dtype=dtype, count=len(arr),
+                             offset=arr.offset * dtype.itemsize)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def pooled_empty(shape: int | tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``np.empty`` whose memory comes from pyarrow's memory pool (numpy's when no pyarrow).
+
+    A large numpy array is a fresh ``mmap`` every time, and the kernel faults its pages in
+    one by one (slow on virtual machines). pyarrow's pool keeps the memory the CSV reader
+    has just freed and hands it out again, already mapped. The array owns its buffer.
+    """
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return np.empty(shape, dtype=dtype)
+    buf = pa.allocate_buffer(max(count * dtype.itemsize, 1))
+    return np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
+
+
+def arrow_index_to_numpy(arr: Any) -> np.ndarray:
+    """An integer pyarrow array with nulls (``index_in``) as numpy, null -> -1."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.null_count == 0:
+        return arrow_to_numpy(arr)
+    t = arr.type
+    dtype = np.dtype(f"i{t.bit_width // 8}")
+    out = np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
+                        offset=arr.offset * dtype.itemsize).copy()
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), bitorder="little")
+    out[bits[arr.offset:arr.offset + len(arr)] == 0] = -1
+    return out
+
+
+def _parallel(tasks: list[Any]) -> list[Any]:
+    """Results of the callables ``tasks``, run in threads (pyarrow/numpy release the GIL)."""
+    if len(tasks) < 2:
+        return [t() for t in tasks]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(tasks)) as pool:
+        futures = [pool.submit(t) for t in tasks]
+        return [f.result() for f in futures]
+
+
+def _encode_checked(col: Any, is_qid: bool) -> Any:
+    """Dictionary array of a text column, or None if a value needs the line scanner."""
+    import pyarrow.compute as pc
+
+    enc = _dictionary_encode(col)
+    uniq = enc.dictionary
+    if (is_qid and pc.any(pc.starts_with(uniq, "#")).as_py()
+            or len(uniq) and pc.min(pc.binary_length(uniq)).as_py() == 0):
+        return None
+    return enc
+
+
+_CHECK_STEP = 1 << 20   # bytes per step of the raw-byte check (small temporaries)
+
+
+def _regular_bytes(path: Path, delim: str) -> bool:
+    """True when splitting each line on ``delim`` gives the fields the line scanner finds.
+
+    The scanner (like trec_eval) splits on runs of ASCII whitespace; pyarrow's reader splits
+    on each ``delim``. They agree on every line when the file has no byte below 14 but the
+    newline (and the tab delimiter) — so no NUL, \\r, \\v, \\f, stray tab (the rare bytes
+    1-8 also send a file to the scanner) — no doubled delimiter (an empty field) and no space
+    in a tab-separated file. Checked on every byte, including the columns the fast reader
+    does not convert (iter, rank, tag).
+    """
+    import mmap
+
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        # the array view must be gone before the map closes: _bytes_ok holds the only one
+        return _bytes_ok(mm, ord(delim))
+
+
+def _bytes_ok(buf: Any, d: int) -> bool:
+    a = np.frombuffer(buf, dtype=np.uint8)
+    for lo in range(0, len(a), _CHECK_STEP):
+        part = a[lo:lo + _CHECK_STEP]
+        allowed = np.count_nonzero(part == 10) + (np.count_nonzero(part == 9) if d == 9 else 0)
+        if np.count_nonzero(part < 14) != allowed:   # NUL, \t, \v, \f, \r (and \x01-\x08)
+            return False
+        if d == 9 and np.count_nonzero(part == 32):
+            return False
+        ext = a[lo:lo + _CHECK_STEP + 1] == d      # one byte more: doubles across steps
+        if (ext[1:] & ext[:-1]).any():
+            return False
+    return True
+
+
+def _dictionary_encode(col: Any) -> Any:
+    """One dictionary array for a chunked string column.
+
+    Query ids usually come in long runs of equal values (a run lists each query's documents
+    together): then the column is run-end encoded (comparisons of neighbours) and only the
+    values of the runs are hashed, which is several times faster than hashing every row.
+    Otherwise — or if pyarrow lacks run-end encoding — every row is hashed.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(col)
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    runs = _run_values(chunks, n)
+    if runs is None:
+        return pc.dictionary_encode(col).combine_chunks()
+    values, lengths = runs
+    enc = pc.dictionary_encode(values)
+    run_codes = arrow_to_numpy(enc.indices).astype(np.int32)
+    ends = np.cumsum(lengths).astype(np.int32 if n < 2**31 else np.int64)
+    # decoded by pyarrow (into its pool, see pooled_empty); arrays from buffers, since
+    # pa.array(ndarray) would import pandas (see arrow_to_numpy)
+    etype = pa.int32() if ends.dtype == np.int32 else pa.int64()
+    ree = pa.Array.from_buffers(
+        pa.run_end_encoded(etype, pa.int32()), n, [None], children=[
+            pa.Array.from_buffers(etype, len(ends), [None, pa.py_buffer(ends)]),
+            pa.Array.from_buffers(pa.int32(), len(run_codes), [None, pa.py_buffer(run_codes)]),
+        ])
+    return pa.DictionaryArray.from_arrays(pc.run_end_decode(ree), enc.dictionary)
+
+
+def _run_values(chunks: list[Any], n: int) -> tuple[Any, np.ndarray] | None:
+    """(values of the runs of equal neighbours, run lengths) when runs are long; else None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not hasattr(pc, "run_end_encode") or n == 0:
+        return None
+    values, lengths = [], []
+    n_runs = 0
+    for chunk in chunks:
+        if chunk.offset or chunk.null_count:
+            return None
+        ree = pc.run_end_encode(chunk)
+        ends = arrow_to_numpy(ree.run_ends).astype(np.int64)
+        n_runs += len(ends)
+        if n_runs > n // 8 + 16:  # short runs: hashing every row is cheaper
+            return None
+        lengths.append(np.diff(ends, prepend=0))
+        values.append(ree.values)
+    lengths_all = np.concatenate(lengths)
+    if int(lengths_all.sum()) != n:
+        return None
+    return pa.concat_arrays(values), lengths_all
 
 
 def _fast_delimiter(path: Path, n_fields: int) -> str | None:
@@ -280,9 +475,10 @@ def _last_runid(path: Path) -> str:
     with open(path, "rb") as fh:
         fh.seek(max(0, size - 65536))
         tail = fh.read().decode("utf-8", errors="surrogateescape")
-    for line in reversed(tail.splitlines()):
-        parts = line.split()
-        if parts and not parts[0].startswith("#"):
+    for line in reversed(tail.split("\n")):
+        text = line.strip(_WS)
+        if text and not text.startswith("#"):
+            parts = _FIELD_SEP.split(text)
             return parts[5] if len(parts) >= 6 else ""
     return ""
 
@@ -307,7 +503,7 @@ def _lines(path: Path) -> Any:
                 continue
             if "\x00" in text:
                 raise LogFormatError(path, lineno, "line contains a NUL character")
-            yield lineno, text.split()
+            yield lineno, _FIELD_SEP.split(text)
 
 
 def _scan_qrels(path: Path) -> tuple[list[str], list[str], list[int]]:
@@ -386,6 +582,8 @@ def _is_path(source: Any) -> bool:
 
 
 def _nested_dict(source: Mapping[Any, Any], value_name: str) -> pd.DataFrame:
+    import pandas as pd
+
     qid: list[str] = []
     docno: list[str] = []
     values: list[Any] = []
@@ -405,6 +603,8 @@ def _nested_dict(source: Mapping[Any, Any], value_name: str) -> pd.DataFrame:
 
 
 def _as_frame(source: Any, value_name: str, what: str) -> pd.DataFrame:
+    import pandas as pd
+
     if isinstance(source, Mapping):
         return _nested_dict(source, value_name)
     if isinstance(source, pd.DataFrame):
@@ -439,6 +639,8 @@ def _string_column(df: pd.DataFrame, column: str, what: str) -> pd.Series:
 
 
 def _qrels_frame(source: Any) -> pd.DataFrame:
+    import pandas as pd
+
     df = _as_frame(source, "rel", "qrels")
     rel = pd.to_numeric(df["rel"], errors="coerce")
     bad = rel.isna() | (rel != np.floor(rel.fillna(0)))
@@ -456,6 +658,8 @@ def _qrels_frame(source: Any) -> pd.DataFrame:
 
 
 def _run_frame(source: Any) -> pd.DataFrame:
+    import pandas as pd
+
     df = _as_frame(source, "score", "run")
     score = pd.to_numeric(df["score"], errors="coerce")
     if score.isna().any():

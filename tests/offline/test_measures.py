@@ -155,3 +155,57 @@ def test_walked_gain_measures_by_hand():
     assert got["G"] == pytest.approx((1 / l3 + 2 / 2) / 4)
     # G.1=3: gains 3, 0, 0, 2, 0; ideal 3, 3, 2 (sum 8); rank 4: cost 3+3+2+1, gained 5
     assert custom["G_1=3"] == pytest.approx((3 / 1 + 2 / math.log2(6)) / 8)
+
+
+# --------------------------------------------------------------------------- equal-length path
+# When every query has the same number of ranked rows, Ranked.width is set and the per-row
+# helpers (pos, segment sums and running sums, seg_of/pos_of) and the DCG measures work on a
+# (queries x width) view. Every all_trec value must equal the general path's, bit for bit.
+
+def _regular_inputs(seed, n_q=12, width=15):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for i in range(n_q):
+        q = f"q{rng.integers(0, 10**6)}"
+        docs = [f"d{j}" for j in rng.choice(5 * width, size=width, replace=False)]
+        run[q] = {d: float(rng.integers(0, 5)) / 4 for d in docs}     # ties
+        if i % 5 == 4:
+            continue                                                  # run-only query
+        judged = {d: int(rng.integers(-1, 4)) for d in docs if rng.random() < 0.5}
+        judged[f"never{i}"] = int(rng.integers(0, 3))                 # judged, not retrieved
+        qrels[q] = judged
+    qrels["judged_only"] = {"x": 2}
+    return qrels, run
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"max_results": 6}, {"relevance_level": 2},
+                                    {"complete": True}])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("block", [7, 1 << 20])   # DCG blocks: many, or one
+def test_equal_length_path_matches_the_general_path(seed, kwargs, block, monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    from onlineeval.offline import ranking
+    from onlineeval.offline.measures import dcg
+
+    monkeypatch.setattr(dcg, "_BLOCK_CELLS", block)
+    qrels, run = _regular_inputs(seed)
+    # all_trec, plus gain overrides for negative codes and cutoffs beyond the width
+    measures = ["all_trec", "ndcg.-2=1,-1=0.5,0=0.25,2=5", "ndcg_cut.1,3,100"]
+    fast = trec_eval(qrels, run, measures, **kwargs)
+    if not kwargs.get("complete"):
+        assert fast.ranked.width is not None   # the equal-length path was taken
+    monkeypatch.setattr(ranking.Ranked, "width", property(lambda self: None))
+    slow = trec_eval(qrels, run, measures, **kwargs)
+    assert slow.ranked.width is None
+    a, b = fast.per_query_frame(), slow.per_query_frame()
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert fast.format(True) == slow.format(True)
+    # and the helpers themselves
+    r = fast.ranked
+    rows = np.flatnonzero(r.is_rel)
+    assert r.seg_of(rows).tolist() == r.seg[rows].tolist()
+    assert r.pos_of(rows).tolist() == r.pos[rows].tolist()

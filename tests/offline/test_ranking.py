@@ -260,3 +260,106 @@ def test_fast_path_layout_misses_fall_back():
     run = frame([("q", "a", 1.0), ("p", "b", 1.0), ("q", "c", 3.0), ("p", "d", 0.5)], "score")
     r = prepare(frame([("q", "a", 1), ("p", "b", 1)], "rel"), run, keep_docnos=True)
     assert r.docno.tolist() == ["b", "d", "c", "a"]
+
+
+# --------------------------------------------------------------------------- fast path pieces
+# _fast_order works through the blocks in pieces of about _CHUNK_CELLS rows, two threads at a
+# time; a tiny piece size forces many pieces (and, with close scores, pieces that need the
+# exact fallback next to pieces that do not).
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 17])
+@pytest.mark.parametrize("close_scores", [False, True])
+def test_fast_path_in_pieces_matches_a_plain_ranking(chunk, close_scores, monkeypatch):
+    monkeypatch.setattr(ranking, "_CHUNK_CELLS", chunk)
+    calls = []
+    real = ranking._fast_order
+    monkeypatch.setattr(ranking, "_fast_order", lambda *a: calls.append(1) or real(*a))
+    qrels_rows, run_rows = _random_blocks(5, n_q=23, width=9, close_scores=close_scores)
+    # queries of the run without judgments are dropped before the fast path
+    run_rows += [("unjudged_q", f"d{i}", float(i % 3)) for i in range(9)]
+    r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
+    assert calls and r.ignored_run_queries == 1
+    qids, counts, rel, score, docno = _reference(qrels_rows, run_rows)
+    assert r.qids.tolist() == qids
+    assert np.diff(r.offsets).tolist() == counts
+    assert r.rel.tolist() == rel
+    assert r.score.tolist() == score
+    assert r.docno.tolist() == docno
+
+
+def test_fast_path_in_pieces_from_files_matches_the_general_path(tmp_path, monkeypatch):
+    # file inputs: dictionary-encoded columns from the pyarrow reader, blocks not in qid
+    # order, ties, unjudged documents, negative grades, judged-only queries
+    qrels_rows, run_rows = _random_blocks(17, n_q=31, width=11)
+    qrels_path = tmp_path / "q.txt"
+    run_path = tmp_path / "r.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
+    run_path.write_text("".join(f"{q} Q0 {d} {i} {s!r} tag\n"
+                                for i, (q, d, s) in enumerate(run_rows)))
+    monkeypatch.setattr(ranking, "_CHUNK_CELLS", 20)
+    fast = prepare(qrels_path, run_path, keep_docnos=True)
+    monkeypatch.setattr(ranking, "_fast_order", lambda *a: None)
+    slow = prepare(qrels_path, run_path, keep_docnos=True)
+    for name in ("qids", "offsets", "rel", "score", "docno", "rel_levels"):
+        assert getattr(fast, name).tolist() == getattr(slow, name).tolist(), name
+
+
+def test_duplicate_judgment_with_a_regular_run_is_still_an_error(monkeypatch):
+    # the duplicate-judgment check runs in a thread next to the fast path; its error must
+    # come out all the same, and an unevaluated query's duplicates must not
+    monkeypatch.setattr(ranking, "_CHUNK_CELLS", 2)
+    run = frame([("a", "x", 1.0), ("a", "y", 2.0), ("b", "x", 1.0), ("b", "z", 0.5)],
+                "score")
+    qrels = frame([("a", "x", 1), ("b", "z", 0), ("b", "z", 1), ("c", "w", 1), ("c", "w", 0)],
+                  "rel")
+    with pytest.raises(InputError, match="'z' is judged 2 times for query 'b'"):
+        prepare(qrels, run)
+    ok = prepare(qrels[qrels["qid"] != "b"], run)
+    assert ok.qids.tolist() == ["a"]
+    with pytest.raises(InputError, match="'w' is judged 2 times for query 'c'"):
+        prepare(qrels[qrels["qid"] != "b"], run, complete=True)
+
+
+def test_no_hugepage_advice_restores_the_setting():
+    setter = np._core.multiarray._set_madvise_hugepage
+    before = setter(True)
+    try:
+        with ranking.no_hugepage_advice():
+            assert setter(False) is False      # switched off inside
+        assert setter(True) is True            # and back on afterwards
+    finally:
+        setter(before)
+
+
+@pytest.mark.parametrize("grades, dtype", [((-1, 0, 1, 3), np.int8),
+                                           ((-1000, -1, 0, 2, 300), np.int16),
+                                           ((0, 127), np.int8), ((0, 128), np.int16),
+                                           ((0, 70000), np.int32)])
+def test_rel_codes_in_the_narrowest_type_on_both_paths(grades, dtype, monkeypatch):
+    # Ranked.rel is int8 unless a grade needs more; very negative grades must still become
+    # UNJUDGED (not wrap around when narrowed)
+    rng = np.random.default_rng(len(grades))
+    qrels_rows, run_rows = _random_blocks(3, n_q=15, width=8)
+    qrels_rows = [(q, d, int(rng.choice(grades))) for q, d, _ in qrels_rows]
+    qrels, run = frame(qrels_rows, "rel"), frame(run_rows, "score")
+    fast = prepare(qrels, run, keep_docnos=True)
+    monkeypatch.setattr(ranking, "_fast_order", lambda *a: None)
+    slow = prepare(qrels, run, keep_docnos=True)
+    _, _, rel, _, docno = _reference(qrels_rows, run_rows)
+    for r in (fast, slow):
+        assert r.rel.dtype == dtype
+        assert r.rel.tolist() == rel and r.docno.tolist() == docno
+    assert ranking.rel_dtype(max(grades)) == dtype
+
+
+@pytest.mark.parametrize("equal_lengths", [True, False])
+def test_running_count_equals_the_running_sum_at_the_rows(equal_lengths):
+    qrels_rows, run_rows = _random_blocks(21, n_q=17, width=13)
+    if not equal_lengths:
+        run_rows = run_rows[:-5]                       # the last query is shorter
+    r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"))
+    assert (r.width is not None) == equal_lengths
+    for mask in (r.is_rel, r.rel == NONPOOL, r.rel >= 0, np.zeros(len(r.rel), dtype=bool)):
+        rows = np.flatnonzero(mask)
+        assert r.running_count(rows).tolist() == r.segment_cumsum(mask)[rows].tolist()
+    assert r.cum_rel.tolist() == r.segment_cumsum(r.is_rel.astype(np.int64)).tolist()

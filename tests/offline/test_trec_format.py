@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -153,3 +155,200 @@ def test_public_readers_same_frame_on_fast_and_scanner_paths(tmp_path):
     qclean = write(tmp_path, "clean.qrels", "".join(qlines))
     qmessy = write(tmp_path, "messy.qrels", "".join("  " + ln for ln in qlines))
     pd.testing.assert_frame_equal(read_qrels(qclean), read_qrels(qmessy))
+
+
+# --------------------------------------------------------------------------- fast reader internals
+# The pyarrow reader encodes query ids through their runs of equal neighbours (hashing only
+# one value per run) and converts arrow arrays to numpy from their buffers. Both are checked
+# against the plain pyarrow operations; a tiny CSV block size makes many chunks, so runs and
+# dictionaries cross chunk boundaries.
+
+def _decoded(enc):
+    return [enc.dictionary[i].as_py() for i in tf.arrow_to_numpy(enc.indices)]
+
+
+@pytest.mark.parametrize("layout", ["blocks", "split_query", "short_runs", "one_value"])
+def test_run_encoding_matches_plain_dictionary_encoding(layout):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(4)
+    if layout == "blocks":
+        values = np.repeat([f"q{i}" for i in rng.permutation(50)], 40)
+    elif layout == "split_query":   # one query in two places: runs repeat a value
+        values = np.repeat(["a", "b", "a", "c"], 300)
+    elif layout == "short_runs":    # too many runs: every row is hashed instead
+        values = np.array([f"q{i}" for i in rng.integers(0, 30, 2000)])
+    else:
+        values = np.repeat(["only"], 777)
+    pieces = np.array_split(values.tolist(), 7)       # chunks cut runs in the middle
+    col = pa.chunked_array([pa.array(list(p), pa.string()) for p in pieces])
+    enc = tf._dictionary_encode(col)
+    assert _decoded(enc) == values.tolist()
+    assert sorted(enc.dictionary.to_pylist()) == sorted(set(values.tolist()))
+    plain = pc.dictionary_encode(col).combine_chunks()
+    assert _decoded(enc) == _decoded(plain)
+
+
+def test_arrow_to_numpy_matches_pyarrow():
+    import pyarrow as pa
+
+    for arr in [pa.array([3, -1, 7], pa.int32()), pa.array([1.5, -0.0, 2.0]),
+                pa.array(np.arange(10, dtype=np.int64)).slice(3, 4),
+                pa.array(np.arange(10, dtype=np.uint8)).slice(2),
+                pa.chunked_array([pa.array([1, 2]), pa.array([3])]),
+                pa.chunked_array([pa.array([0.5])]), pa.array([], pa.int64()),
+                pa.array(["x", "y"])]:
+        want = (arr.to_numpy() if isinstance(arr, pa.ChunkedArray)
+                else arr.to_numpy(zero_copy_only=False))
+        got = tf.arrow_to_numpy(arr)
+        assert got.tolist() == want.tolist() and got.dtype == want.dtype
+    with_nulls = pa.array([4, None, 2, None, 9], pa.int32())
+    for arr in [with_nulls, with_nulls.slice(1, 3), pa.array([1, 2], pa.int32())]:
+        want = [-1 if v is None else v for v in arr.to_pylist()]
+        assert tf.arrow_index_to_numpy(arr).tolist() == want
+
+
+@pytest.mark.parametrize("block", [1 << 10, 1 << 20])
+def test_fast_reader_in_many_chunks_agrees_with_the_scanner(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(tf, "_BLOCK_SIZE", block)
+    rng = np.random.default_rng(9)
+    qids = [f"q{i}" for i in rng.permutation(40)] + ["q3"]    # q3 comes back at the end
+    lines = [f"{q} Q0 doc{d} {d} {rng.normal():.4f} tag{len(q)}\n"
+             for q in qids for d in rng.choice(500, size=30, replace=False)]
+    clean = write(tmp_path, "clean.run", "".join(lines))
+    messy = write(tmp_path, "messy.run", "".join(ln.replace(" ", " \t") for ln in lines))
+    fast, slow = tf.load_run(clean), tf.load_run(messy)
+    assert not isinstance(fast.qid, np.ndarray) and isinstance(slow.qid, np.ndarray)
+    assert [str(x) for x in fast.qid.to_pylist()] == slow.qid.tolist()
+    assert fast.docno.to_pylist() == slow.docno.tolist()
+    assert np.array_equal(fast.value, slow.value) and fast.runid == slow.runid
+    qlines = [f"{q} 0 doc{d} {int(rng.integers(-1, 4))}\n" for q in qids[:-1]
+              for d in range(0, 500, 9)]
+    qclean = write(tmp_path, "clean.qrels", "".join(qlines))
+    qmessy = write(tmp_path, "messy.qrels", "".join("\t" + ln for ln in qlines))
+    qf, qs = tf.load_qrels(qclean), tf.load_qrels(qmessy)
+    assert [str(x) for x in qf.qid.to_pylist()] == qs.qid.tolist()
+    assert qf.docno.to_pylist() == qs.docno.tolist() and np.array_equal(qf.value, qs.value)
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("q7 Q0 doc1 1 oops tag\n", "score (5th field) must be a number"),
+    ("q7 Q0 doc1 1\n", "expected 6"),
+    ("#q7 Q0 doc1 1 0.5 tag\n", None),            # a comment line: skipped, not an error
+    ("q7 Q0  doc1 1 0.5 tag\n", None),            # irregular spacing: read by the scanner
+])
+def test_bad_line_deep_in_a_many_chunk_file(tmp_path, monkeypatch, bad, needle):
+    # the fast reader gives up on the file and the scanner reports file:line (or reads it)
+    monkeypatch.setattr(tf, "_BLOCK_SIZE", 1 << 10)
+    lines = [f"q{i // 50} Q0 doc{i} {i} {1.0 / (i + 1)} run\n" for i in range(3000)]
+    lines[2345] = bad
+    path = write(tmp_path, "big.run", "".join(lines))
+    if needle is None:
+        cols = tf.load_run(path)
+        assert len(cols) == 3000 - bad.startswith("#")
+        return
+    with pytest.raises(LogFormatError, match=f":2346: {re.escape(needle)}"):
+        tf.load_run(path)
+
+
+def test_engine_path_does_not_import_pandas(tmp_path):
+    # evaluate() loads pandas in a background thread while reading; the engine itself (readers,
+    # prepare, the measures) must not need it, or the overlap is lost
+    import subprocess
+    import sys
+
+    write(tmp_path, "q.txt", "".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(5) for j in range(8)))
+    write(tmp_path, "r.txt", "".join(f"q{i} Q0 d{j} {j} {j / 3:.3f} t\n"
+                                     for i in range(5) for j in range(6)))
+    code = (
+        "import sys\n"
+        "from onlineeval.offline.api import parse_measure\n"
+        "from onlineeval.offline.ranking import prepare\n"
+        "r = prepare(sys.argv[1], sys.argv[2])\n"
+        "for m in ['map', 'ndcg_cut_10', 'P_10', 'recall_100', 'recip_rank', 'ndcg']:\n"
+        "    parse_measure(m).compute(r)\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "q.txt"),
+                          str(tmp_path / "r.txt")], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------- raw-byte check
+# The fast reader skips the iter, rank and tag columns; a check on every byte of the file
+# sends any line that pyarrow would split differently from the scanner (and trec_eval) to
+# the scanner, whichever column it is in.
+
+def _clean_run_lines(n=600):
+    return [f"q{i // 60} Q0 doc{i} {i} {1.0 / (i + 1):.6f} run\n" for i in range(n)]
+
+
+@pytest.mark.parametrize("bad, line_error", [
+    ("q3 Q0 doc200  0.5 run\n", "expected 6"),            # empty rank field (double space)
+    ("q3 Q0 doc200 1 0.5 run\x00x\n", "NUL"),             # NUL in the tag
+    ("q3  Q0 doc200 1 0.5 run\n", None),                  # pyarrow: 7 fields; trec_eval: 6
+    ("q3 Q0 doc200 1\t0.5 run\n", None),                  # tab inside a space-separated line
+    ("q3 Q0\x0bdoc200 1 0.5 run\n", None),                # \v is whitespace for trec_eval
+    ("q3 Q0 doc200 1 0.5 r\x0bx\n", None),                # ... also in the tag: tag "r"
+])
+def test_irregular_bytes_in_unread_columns_go_to_the_scanner(tmp_path, bad, line_error):
+    lines = _clean_run_lines()
+    lines[200] = bad
+    path = write(tmp_path, "r.run", "".join(lines))
+    if line_error is not None:
+        with pytest.raises(LogFormatError, match=f":201: .*{line_error}"):
+            tf.load_run(path)
+        with pytest.raises(LogFormatError, match=":201: "):
+            read_run(path)
+        return
+    cols = tf.load_run(path)
+    assert isinstance(cols.qid, np.ndarray)           # the scanner read it
+    assert cols.docno[200] == "doc200" and cols.value[200] == 0.5 and len(cols) == 600
+    frame = read_run(path)
+    assert frame["docno"].iloc[200] == "doc200" and frame["tag"].iloc[200] in ("run", "r")
+
+
+def test_tab_in_the_tag_is_a_field_separator(tmp_path):
+    # "run\tx" is two fields for trec_eval (the tag "run", then an ignored seventh field)
+    lines = _clean_run_lines()
+    lines[-1] = lines[-1].replace(" run\n", " last\tx\n")
+    path = write(tmp_path, "r.run", "".join(lines))
+    cols = tf.load_run(path)
+    assert isinstance(cols.qid, np.ndarray)           # read by the scanner
+    assert cols.runid == "last" and len(cols) == 600
+    assert read_run(path)["tag"].iloc[-1] == "last"
+
+
+def test_tab_separated_file_with_a_space_goes_to_the_scanner(tmp_path):
+    lines = [ln.replace(" ", "\t") for ln in _clean_run_lines()]
+    path = write(tmp_path, "tabs.run", "".join(lines))
+    assert not isinstance(tf.load_run(path).qid, np.ndarray)   # clean: fast reader
+    lines[300] = lines[300].replace("\trun\n", "\tr un\n")     # a space inside the tag
+    path = write(tmp_path, "tabs2.run", "".join(lines))
+    cols = tf.load_run(path)
+    assert isinstance(cols.qid, np.ndarray) and len(cols) == 600
+
+
+def test_non_ascii_whitespace_belongs_to_the_field_on_both_paths(tmp_path):
+    # trec_eval splits with C isspace(): U+00A0 (no-break space) and \x1c are not separators
+    lines = [f"q1 Q0 d\u00a0{i}\x1cz {i} {i / 10} run\n" for i in range(50)]
+    clean = write(tmp_path, "u.run", "".join(lines))
+    messy = write(tmp_path, "u2.run", "".join(ln.replace(" ", "  ") for ln in lines))
+    fast, slow = tf.load_run(clean), tf.load_run(messy)
+    assert not isinstance(fast.qid, np.ndarray) and isinstance(slow.qid, np.ndarray)
+    assert fast.docno.to_pylist() == slow.docno.tolist() == [
+        f"d\u00a0{i}\x1cz" for i in range(50)]
+    assert np.array_equal(fast.value, slow.value)
+
+
+@pytest.mark.parametrize("step", [1, 7, 1 << 20])
+def test_byte_check_sees_doubled_delimiters_across_steps(tmp_path, monkeypatch, step):
+    monkeypatch.setattr(tf, "_CHECK_STEP", step)
+    good = write(tmp_path, "g.run", "a b\nc d\n")
+    assert tf._regular_bytes(good, " ")
+    for text in ["a  b\n", "a b\n  c d\n", "a b\r\n", "a\tb\n", "a b\x0c\n"]:
+        assert not tf._regular_bytes(write(tmp_path, "b.run", text), " "), repr(text)
+    assert tf._regular_bytes(write(tmp_path, "t.run", "a\tb\nc\td\n"), "\t")
+    for text in ["a\t\tb\n", "a b\tc\n"]:
+        assert not tf._regular_bytes(write(tmp_path, "bt.run", text), "\t"), repr(text)

@@ -39,7 +39,7 @@ def _precision_at_rel(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
     """(relevant rows, j / r_j on each of them) — the terms of AP, in rank order."""
     if "prec_at_rel" not in r._cache:
         rows = np.flatnonzero(r.is_rel)
-        r._cache["prec_at_rel"] = (rows, r.cum_rel[rows] / (r.pos[rows] + 1.0))
+        r._cache["prec_at_rel"] = (rows, r.running_count(rows) / (r.pos_of(rows) + 1.0))
     return r._cache["prec_at_rel"]
 
 
@@ -47,7 +47,7 @@ def average_precision(r: Ranked) -> np.ndarray:
     """trec_eval's AP per query (``map``)."""
     if "ap" not in r._cache:
         rows, prec = _precision_at_rel(r)
-        total = np.bincount(r.seg[rows], weights=prec, minlength=r.n_queries)
+        total = np.bincount(r.seg_of(rows), weights=prec, minlength=r.n_queries)
         r._cache["ap"] = ratio(total, r.num_rel)
     return r._cache["ap"]
 
@@ -62,7 +62,7 @@ def _gm_map(r: Ranked, params: tuple) -> list[np.ndarray]:
 
 def _map_cut(r: Ranked, cutoffs: tuple[int, ...]) -> list[np.ndarray]:
     rows, prec = _precision_at_rel(r)
-    seg, pos = r.seg[rows], r.pos[rows]
+    seg, pos = r.seg_of(rows), r.pos_of(rows)
     return [ratio(np.bincount(seg, weights=np.where(pos < k, prec, 0.0),
                               minlength=r.n_queries), r.num_rel)
             for k in cutoffs]

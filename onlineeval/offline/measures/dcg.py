@@ -44,18 +44,84 @@ def _log2_table(n: int) -> np.ndarray:
     return np.log2(np.arange(n, dtype=np.float64) + 2.0)
 
 
+def _logs(r: Ranked, pairs: tuple) -> np.ndarray:
+    """log2(i + 2) for every rank a ranked row or an ideal position can have.
+
+    One table per prepared run (and gains), so every DCG path divides by the very same
+    numbers.
+    """
+    key = ("log2", pairs)
+    if key not in r._cache:
+        g = gains(r, pairs)
+        depth = max(int(r.num_ret.max()) if r.n_queries else 0,
+                    int(g.ideal_pos.max()) + 1 if len(g.ideal_pos) else 0)
+        r._cache[key] = _log2_table(depth)
+    return r._cache[key]
+
+
+def _ideal_discounted(r: Ranked, pairs: tuple = ()) -> np.ndarray:
+    """gain / log2(i+2) per ideal position (queries concatenated, as ``gains().ideal``)."""
+    key = ("ideal_discounted", pairs)
+    if key not in r._cache:
+        g = gains(r, pairs)
+        r._cache[key] = g.ideal / _logs(r, pairs)[g.ideal_pos]
+    return r._cache[key]
+
+
 def discounted(r: Ranked, pairs: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
     """(gain_i / log2(i+2) per ranked row, the same per ideal position) — trec_eval's terms."""
     key = ("discounted", pairs)
     if key not in r._cache:
         g = gains(r, pairs)
-        depth = max(int(r.num_ret.max()) if r.n_queries else 0,
-                    int(g.ideal_pos.max()) + 1 if len(g.ideal_pos) else 0)
-        logs = _log2_table(depth)
-        disc = logs[r.pos]
-        np.divide(g.row, disc, out=disc)  # in place: one 10M-row temporary less
-        r._cache[key] = (disc, g.ideal / logs[g.ideal_pos])
+        # one 8-byte-per-row array: the gains, divided in place
+        disc = g.row.copy() if "row" in g.__dict__ else g.row_gains()
+        np.divide(disc, _logs(r, pairs)[r.pos], out=disc)
+        r._cache[key] = (disc, _ideal_discounted(r, pairs))
     return r._cache[key]
+
+
+_BLOCK_CELLS = 1 << 20   # rows x columns per block of the equal-length DCG
+
+
+def dcg_at(r: Ranked, pairs: tuple, k: int | None) -> np.ndarray:
+    """Per query, DCG over its first ``k`` ranked rows (all rows when ``k`` is None).
+
+    Terms gain_i / log2(i+2) are added left to right from 0.0, as trec_eval adds them. When
+    every query has the same number of rows (``r.width``) the terms are formed a block of
+    queries at a time and summed by a running sum along each row (``np.cumsum`` adds
+    sequentially, unlike ``np.sum``), so no 8-byte-per-row array of terms is kept; otherwise
+    from :func:`discounted`.
+    """
+    key = ("dcg_at", pairs, k)
+    if key in r._cache:
+        return r._cache[key]
+    if r.width is None:
+        disc, _ = discounted(r, pairs)
+        if k is None:
+            out = r.segment_sum(disc)
+        else:
+            top = np.flatnonzero(r.pos < k)
+            out = np.bincount(r.seg[top], weights=disc[top], minlength=r.n_queries)
+    else:
+        g = gains(r, pairs)
+        w = r.width
+        kk = w if k is None else min(k, w)
+        out = np.zeros(r.n_queries, dtype=np.float64)
+        if kk > 0:
+            logs = _logs(r, pairs)[:kk]
+            rel2 = r.rel.reshape(-1, w)
+            step = max(1, _BLOCK_CELLS // kk)
+            for lo in range(0, r.n_queries, step):
+                block_rel = rel2[lo:lo + step, :kk]
+                block = np.take(g.table, block_rel)
+                for level, gain in g.negative:
+                    block[block_rel == level] = gain
+                block /= logs
+                np.cumsum(block, axis=1, out=block)
+                # 0.0 + the sum: bincount starts from 0.0 (turns a -0.0 total into 0.0)
+                np.add(block[:, kk - 1], 0.0, out=out[lo:lo + step])
+    r._cache[key] = out
+    return out
 
 
 def dcg_ideal(r: Ranked, pairs: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
@@ -63,9 +129,9 @@ def dcg_ideal(r: Ranked, pairs: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
     key = ("dcg", pairs)
     if key not in r._cache:
         g = gains(r, pairs)
-        disc, idisc = discounted(r, pairs)
-        dcg = r.segment_sum(disc)
-        idcg = np.bincount(g.ideal_seg, weights=idisc, minlength=r.n_queries)
+        dcg = dcg_at(r, pairs, None)
+        idcg = np.bincount(g.ideal_seg, weights=_ideal_discounted(r, pairs),
+                           minlength=r.n_queries)
         r._cache[key] = (dcg, idcg)
     return r._cache[key]
 
@@ -77,11 +143,10 @@ def _ndcg(r: Ranked, pairs: tuple) -> list[np.ndarray]:
 
 def _ndcg_cut(r: Ranked, cutoffs: tuple[int, ...]) -> list[np.ndarray]:
     g = gains(r, ())
-    disc, idisc = discounted(r, ())
+    idisc = _ideal_discounted(r, ())
     out = []
     for k in cutoffs:
-        top = np.flatnonzero(r.pos < k)
-        dcg = np.bincount(r.seg[top], weights=disc[top], minlength=r.n_queries)
+        dcg = dcg_at(r, (), k)
         itop = np.flatnonzero(g.ideal_pos < k)
         idcg = np.bincount(g.ideal_seg[itop], weights=idisc[itop], minlength=r.n_queries)
         out.append(np.where(idcg > 0, ratio(dcg, idcg), dcg))

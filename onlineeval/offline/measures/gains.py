@@ -14,6 +14,7 @@ compare equal and their ideal order is unspecified; we order by the exact gain.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -24,11 +25,28 @@ from onlineeval.offline.ranking import Ranked
 class Gains:
     """Gain of each retrieved row and the ideal ranking of every query (CSR)."""
 
-    row: np.ndarray            # float64[N] gain of each ranked row
+    rel: np.ndarray            # int[N] the rel codes of the ranked rows (Ranked.rel)
+    table: np.ndarray          # float64[G + 2] gain of grade g at g; 0.0 at -1 and -2
+    negative: tuple[tuple[int, float], ...]  # gains of the codes -1/-2 when overridden
     ideal: np.ndarray          # float64[M] ideal gains (> 0), queries concatenated
     ideal_offsets: np.ndarray  # int64[Q+1]
     ideal_pos: np.ndarray      # int64[M] 0-based position within the query's ideal list
     ideal_seg: np.ndarray      # int64[M] query of each ideal position
+
+    @cached_property
+    def row(self) -> np.ndarray:
+        """float64[N] gain of each ranked row (built on first use: 8 bytes per row)."""
+        return self.row_gains()
+
+    def row_gains(self) -> np.ndarray:
+        """A new float64[N] array of row gains (callers may modify it)."""
+        # rel is >= -2 (UNJUDGED, NONPOOL, grades): indices -1 and -2 of the table extended
+        # by two zeros give 0 to both codes (no shifted copy of rel)
+        row = np.take(self.table, self.rel)
+        for level, gain in self.negative:
+            # trec_eval would also look up -1 (not in qrels) / -2 (negative grade)
+            row[self.rel == level] = gain
+        return row
 
 
 def pair_gains(pairs: tuple[tuple[str, float], ...]) -> dict[int, float]:
@@ -59,11 +77,7 @@ def gains(r: Ranked, pairs: tuple[tuple[str, float], ...] = ()) -> Gains:
         return r._cache[key]
     overrides = pair_gains(pairs)
     table = gain_of_levels(r, overrides)
-    # rel is >= -2 (UNJUDGED, NONPOOL, grades): a table shifted by 2 gives 0 to both codes
-    row = np.concatenate(([0.0, 0.0], table))[r.rel + 2]
-    for level, gain in overrides.items():
-        if level < 0:  # trec_eval would also look up -1 (not in qrels) / -2 (negative grade)
-            row = np.where(r.rel == level, gain, row)
+    negative = tuple((level, gain) for level, gain in overrides.items() if level < 0)
     order = np.argsort(-table, kind="stable")
     order = order[table[order] > 0]
     counts = r.rel_levels[:, order]                    # Q x L, levels by gain descending
@@ -73,7 +87,8 @@ def gains(r: Ranked, pairs: tuple[tuple[str, float], ...] = ()) -> Gains:
     ideal_offsets = np.concatenate(([0], np.cumsum(per_q))).astype(np.int64)
     ideal_seg = np.repeat(np.arange(r.n_queries, dtype=np.int64), per_q)
     ideal_pos = np.arange(len(ideal), dtype=np.int64) - ideal_offsets[:-1][ideal_seg]
-    out = Gains(row, ideal, ideal_offsets, ideal_pos, ideal_seg)
+    out = Gains(r.rel, np.concatenate((table, [0.0, 0.0])), negative, ideal, ideal_offsets,
+                ideal_pos, ideal_seg)
     r._cache[key] = out
     return out
 

@@ -35,8 +35,8 @@ def _interpolated(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
     if "iprec" in r._cache:
         return r._cache["iprec"]
     rows = np.flatnonzero(r.is_rel)
-    prec = r.cum_rel[rows] / (r.pos[rows] + 1.0)
-    q = r.seg[rows]
+    prec = r.running_count(rows) / (r.pos_of(rows) + 1.0)
+    q = r.seg_of(rows)
     # Running max from the bottom of each query, exactly: rank the values, then a running max
     # of (segment, value-rank) keys that restarts at each query boundary.
     uniq, inv = np.unique(prec, return_inverse=True)

@@ -44,6 +44,10 @@ CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 def rel_at(r: Ranked, k: int | np.ndarray) -> np.ndarray:
     """Relevant documents among the first ``k`` retrieved, per query."""
+    if r.width is not None and np.ndim(k) == 0 and "cum_rel" not in r.__dict__:
+        # every query has width rows: count the first k columns (no running sum built)
+        kk = min(max(int(k), 0), r.width)
+        return np.count_nonzero(r.is_rel.reshape(-1, r.width)[:, :kk], axis=1).astype(np.int64)
     return r.at_cutoff(r.cum_rel, k)
 
 

@@ -1,0 +1,66 @@
+"""The CLI entry point: command discovery and importing only the command that runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from onlineeval import cli
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+
+
+def test_every_module_is_one_command_named_after_it() -> None:
+    found = cli.commands()
+    assert sorted(m.replace("_", "-") for m in cli._module_names()) == sorted(found)
+    for name, module in found.items():
+        assert module.NAME == name
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["-h"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for name in cli.commands():
+        assert name in out
+
+
+def test_unknown_command_lists_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["trec_eval"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'trec_eval'" in err and "trec-eval" in err and "abtest" in err
+
+
+def test_a_named_command_imports_only_its_module() -> None:
+    # in a fresh interpreter: which command modules and heavy libraries does one command load?
+    code = (
+        "import io, contextlib, json, sys\n"
+        "from onlineeval.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    rc = main(['trec-eval', '-m', 'map', {str(DATA / 'qrels.test')!r},"
+        f" {str(DATA / 'results.test')!r}])\n"
+        "mods = sorted(m for m in sys.modules if m.startswith('onlineeval.cli.'))\n"
+        "print(json.dumps([rc, out.getvalue(), mods, 'scipy' in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    rc, out, mods, scipy_loaded = json.loads(done.stdout)
+    assert rc == 0
+    assert out.startswith("map") and out.split()[1] == "all"
+    assert mods == ["onlineeval.cli.trec_eval"]
+    assert scipy_loaded is False
+
+
+def test_dashed_command_name_maps_to_its_module(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["interleave-lists", "-h"])
+    assert exit_info.value.code == 0
+    assert "usage: onlineeval interleave-lists" in capsys.readouterr().out
