@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -329,6 +331,96 @@ def test_no_hugepage_advice_restores_the_setting():
         assert setter(True) is True            # and back on afterwards
     finally:
         setter(before)
+
+
+def _thp_flag() -> int:
+    return ranking._prctl()(ranking._PR_GET_THP_DISABLE, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("before", [0, 1])
+def test_no_hugepage_advice_sets_and_restores_the_thp_flag(before):
+    # this project runs on Linux (CI and the benchmark machine): the prctl path must exist
+    assert sys.platform.startswith("linux") and ranking._prctl() is not None
+    original = _thp_flag()
+    assert ranking._set_thp_disabled(bool(before)) == bool(original)
+    try:
+        with ranking.no_hugepage_advice():
+            assert _thp_flag() == 1                  # switched off inside
+            with ranking.no_hugepage_advice():       # nested (evaluate -> prepare)
+                assert _thp_flag() == 1
+            assert _thp_flag() == 1                  # the inner block restored "off"
+        assert _thp_flag() == before                 # and the caller's setting afterwards
+    finally:
+        ranking._set_thp_disabled(bool(original))
+    assert _thp_flag() == original
+
+
+def test_overlapping_blocks_in_two_threads_restore_the_setting():
+    # thread A enters, B enters, A leaves, B leaves: a per-block save/restore would leave
+    # the switches off for good (B saved A's "off"); the first in saves, the last out restores
+    import threading
+
+    original = _thp_flag()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with ranking.no_hugepage_advice():
+            a_in.set()
+            b_in.wait(5)
+        a_out.set()
+
+    def b():
+        a_in.wait(5)
+        with ranking.no_hugepage_advice():
+            b_in.set()
+            a_out.wait(5)
+            seen["inside_after_a_left"] = _thp_flag()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"inside_after_a_left": 1}      # still off while B's block runs
+    assert _thp_flag() == original                  # the caller's setting afterwards
+    assert ranking._advice_depth == 0
+
+
+def _small_pair(tmp_path):
+    rng = np.random.default_rng(7)
+    qrels, run = [], []
+    for q in range(30):
+        for d in rng.choice(60, 25, replace=False):
+            qrels.append(f"q{q} 0 d{d} {rng.integers(-1, 4)}")
+        for r, d in enumerate(rng.choice(80, 40, replace=False)):
+            run.append(f"q{q} Q0 d{d} {r} {rng.integers(0, 10) / 4} tag")
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "run.txt").write_text("\n".join(run) + "\n")
+    return tmp_path / "qrels.txt", tmp_path / "run.txt"
+
+
+def test_thp_switch_fallback_when_prctl_is_missing_or_fails(tmp_path, monkeypatch):
+    from onlineeval.offline import evaluate
+
+    qrels, run = _small_pair(tmp_path)
+    measures = ["map", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "ndcg", "bpref"]
+    with_switch = evaluate(qrels, run, measures, per_query=True)
+    calls = []
+
+    def failing(option, *args):
+        calls.append(option)
+        return -1                                    # e.g. a kernel without the option
+
+    for fake in (None, failing):
+        monkeypatch.setattr(ranking, "_prctl", lambda fake=fake: fake)
+        assert ranking._set_thp_disabled(True) is None
+        with ranking.no_hugepage_advice():           # still runs, numpy's switch still used
+            pass
+        without = evaluate(qrels, run, measures, per_query=True)
+        pd.testing.assert_frame_equal(without, with_switch)
+    # a failed query is never followed by a set (nothing to restore)
+    assert calls and set(calls) == {ranking._PR_GET_THP_DISABLE}
 
 
 @pytest.mark.parametrize("grades, dtype", [((-1, 0, 1, 3), np.int8),
