@@ -48,7 +48,9 @@
 --   per-session aggregate, no join back): the session of a first search f has a click iff
 --   f has one or, among the rows after f, the oldest that is a session start or a clicked
 --   search is a clicked search and not a start (one minimum over 2 * order + is_start per
---   outcome; likewise satisfied). The searches columns ride along on the search rows, so
+--   outcome; likewise satisfied). The second window carries only narrow, precomputed values
+--   (INTEGER click counts, reformulated, ttfc) so ts and first_click_ts ride only when a
+--   caller selects them. The searches columns ride along on the search rows, so
 --   nothing is joined back at the end (bench/README.md has the measurements).
 -- names: every column the query makes itself starts with _oe_, a prefix the loader never
 --   lets a searches column have, so carried columns cannot clash with them.
@@ -127,11 +129,18 @@ click_facts AS (
     GROUP BY search_id
 ),
 stream2 AS (
-    SELECT f.* EXCLUDE (_oe_rank, _oe_sat),
-        CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_clicks, 0) END AS _oe_n_clicks,
-        CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_sat, 0) END AS _oe_n_sat,
-        coalesce(cf._oe_n_untimed, 0) AS _oe_n_untimed,
-        cf._oe_min_rank, cf._oe_first_ts
+    -- what the second window carries is decided here, as narrow as the outputs allow:
+    -- INTEGER counts (more than 2^31 clicks on one page would fail the cast, not wrap),
+    -- reformulated and ttfc already computed (ts and first_click_ts then ride only when a
+    -- caller selects them)
+    SELECT f.* EXCLUDE (_oe_rank, _oe_sat, _oe_new_query),
+        CAST(CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_clicks, 0) END AS INTEGER)
+            AS _oe_n_clicks,
+        CAST(CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_sat, 0) END AS INTEGER)
+            AS _oe_n_sat,
+        f._oe_new_query AND coalesce(cf._oe_n_untimed, 0) = 0 AS _oe_reformulated,
+        cf._oe_min_rank, cf._oe_first_ts,
+        (epoch_us(cf._oe_first_ts) - epoch_us(f.ts)) / 1e6 AS _oe_ttfc
     FROM flagged AS f
     LEFT JOIN click_facts AS cf ON f.search_id = cf.search_id
     WHERE NOT f._oe_click OR f._oe_starts
@@ -172,20 +181,20 @@ SELECT {{extra,}} {{out}},
     _oe_session_no AS session_no,
     _oe_first::INTEGER AS session_first,
     (_oe_n_clicks > 0)::INTEGER AS has_click,
-    _oe_n_clicks AS n_clicks,
-    _oe_n_sat AS n_sat_clicks,
+    _oe_n_clicks::BIGINT AS n_clicks,
+    _oe_n_sat::BIGINT AS n_sat_clicks,
     _oe_min_rank AS min_click_rank,
     CASE WHEN _oe_n_clicks = 0 THEN 0.0 ELSE 1.0 / _oe_min_rank END AS rr,
     (_oe_n_clicks = 0 OR _oe_min_rank IS NOT NULL)::INTEGER AS known_rr,
     _oe_first_ts AS first_click_ts,
-    (epoch_us(_oe_first_ts) - epoch_us(ts)) / 1e6 AS ttfc_s,
-    (_oe_first_ts IS NOT NULL AND ts IS NOT NULL)::INTEGER AS has_ttfc,
+    _oe_ttfc AS ttfc_s,
+    (_oe_ttfc IS NOT NULL)::INTEGER AS has_ttfc,
     (n_results IS NOT NULL)::INTEGER AS known_n_results,
     coalesce(n_results > 0, false)::INTEGER AS nonzero,
     coalesce(n_results = 0, false)::INTEGER AS zero_result,
     coalesce(n_results > 0 AND _oe_n_clicks = 0, false)::INTEGER AS abandoned,
     _oe_known_query::INTEGER AS known_query,
-    (_oe_new_query AND _oe_n_untimed = 0)::INTEGER AS reformulated,
+    _oe_reformulated::INTEGER AS reformulated,
     _oe_session_click::INTEGER AS session_has_click,
     _oe_session_sat::INTEGER AS session_success,
     (_oe_first AND NOT _oe_session_click)::INTEGER AS session_abandoned

@@ -122,6 +122,15 @@ def test_fact_column_types(hand_logs):
     assert types["session_no"] == "BIGINT"
     assert types["n_clicks"] == "BIGINT" and types["session_first"] == "INTEGER"
     assert not [c for c in types if c.startswith("_oe_")]
+    # every fact column has the type the module docstring documents (the counts ride the
+    # second window as INTEGER and are widened back at the end)
+    documented = {
+        "session_no": "BIGINT", "n_clicks": "BIGINT", "n_sat_clicks": "BIGINT",
+        "min_click_rank": "INTEGER", "rr": "DOUBLE", "first_click_ts": "TIMESTAMP",
+        "ttfc_s": "DOUBLE",
+    }
+    for col in FACT_COLUMNS:
+        assert types[col] == documented.get(col, "INTEGER"), col
 
 
 def test_keyed_view_counts_users_by_a_one_to_one_hash(hand, hand_logs):
