@@ -308,8 +308,9 @@ def report(size: str, results: dict[str, dict]) -> str:
             n_bad = max(differing_queries(base, {"values": v})
                         for v in res.get("all_values", [res["values"]]))
             verdict = "values agree" if n_bad == 0 else "VALUES DIFFER"
-            lines.append(f"  {tool}: {verdict} with pytrec_eval on {n_q - n_bad:,} of {n_q:,} "
-                         f"queries (|diff| <= 1e-9 on every measure)")
+            lines.append(f"  {tool}: {verdict} with pytrec_eval: equal on {n_q - n_bad:,} of "
+                         f"{n_q:,} queries, different on {n_bad:,} (equal: |diff| <= 1e-9 on "
+                         f"every measure, in every round)")
         if any(t.startswith("ranx") for t in results):
             lines.append("  (ranx orders tied scores differently from trec_eval, so it differs "
                          "on queries with ties in the top ranks)")
