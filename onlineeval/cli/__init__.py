@@ -3,9 +3,9 @@
 Each subcommand is one module in this package (not starting with ``_``) that defines
 ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``. Commands are
 discovered, so adding one means adding its module. A command line that names a command imports
-only that command's module (a module's name is its command name with ``-`` as ``_``), so
-``onlineeval trec-eval`` does not pay for scipy and pandas imports it never uses; the full list
-is imported for ``onlineeval -h`` and for an unknown name. Errors raised on purpose
+only that command's module (a module's name is its command name with ``-`` as ``_``), so one
+command never depends on what another command's module imports; the full list is imported for
+``onlineeval -h`` and for an unknown name. Errors raised on purpose
 (:class:`~onlineeval.errors.OnlineEvalError`) print as one line on stderr, exit status 2.
 """
 
