@@ -10,6 +10,10 @@ anti-joins; a kind of problem that does not occur adds nothing to the views. Rea
 :data:`onlineeval.logs.report.REASONS`) are assigned per row in a fixed order, so every
 excluded row is counted exactly once; when a log has repeated ranks the counts come from an
 explicit row-by-row classification instead.
+
+On Parquet results whose footers show every row valid (no null search_id, rank or doc_id, no
+rank < 1; no column needing a value check), the first results pass reads only search_id for
+its join: the footer statistics answer the rest without reading data.
 """
 
 from __future__ import annotations
@@ -231,13 +235,15 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     frm = f"{t.check} r LEFT JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID}"
     if excluded_sids:
         frm += f" LEFT JOIN {_EXCL_SIDS} e ON r.{SID} = e.{SID}"
-    row = _query(con, t, (
-        f"SELECT count(*), count(*) FILTER (WHERE {null}), "
-        f"count(*) FILTER (WHERE NOT ({null}) AND r.{RANK} < 1), "
-        f"count(*) FILTER (WHERE {lost} AND {excl}), "
-        f"count(*) FILTER (WHERE {lost} AND NOT {excl})"
-        f"{''.join(', ' + b for b in _bad_counts(t))}"
-        f"{''.join(f', count(r.{qi(c)})' for c in optional)} FROM {frm}"))[0]
+    row = _results_pass1_from_footer(con, t, optional, excluded_sids)
+    if row is None:
+        row = _query(con, t, (
+            f"SELECT count(*), count(*) FILTER (WHERE {null}), "
+            f"count(*) FILTER (WHERE NOT ({null}) AND r.{RANK} < 1), "
+            f"count(*) FILTER (WHERE {lost} AND {excl}), "
+            f"count(*) FILTER (WHERE {lost} AND NOT {excl})"
+            f"{''.join(', ' + b for b in _bad_counts(t))}"
+            f"{''.join(f', count(r.{qi(c)})' for c in optional)} FROM {frm}"))[0]
     row = [int(v or 0) for v in row]
     n = row[0]
     _raise_bad_values(con, t, row[5:5 + n_bad], n)
@@ -279,6 +285,36 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
                 f"ANTI JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID} WHERE r.{SID} IS NOT NULL")
         sql += f" ANTI JOIN {_RES_BAD_SIDS} b ON r.{SID} = b.{SID}"
     _create(con, t, "VIEW", qi("results"), _filtered(sql, by, null, f"r.{RANK} >= 1"))
+
+
+def _results_pass1_from_footer(con: duckdb.DuckDBPyConnection, t: _Table, optional: list[str],
+                               excluded_sids: bool) -> list[Any] | None:
+    """Pass 1 of the results for a Parquet table whose rows are all valid, else None.
+
+    On Parquet, DuckDB answers ``count(column)`` and ``min(rank)`` from the file footers without
+    reading the data. When they show no null required field and no rank < 1, and no column
+    needs a value check, every row is valid, so the row-by-row pass reduces to the join of
+    search_id with the kept searches (one column read instead of three). Any other case, or
+    a footer without statistics (then this query scans, once), takes the full pass 1.
+    Returns the row of pass 1: rows, nulls, ranks < 1, rows of excluded searches, rows of
+    unknown searches, (no bad-value counts), filled counts of the ``optional`` columns.
+    """
+    if t.source.format != "parquet" or _checked(t):
+        return None
+    stats = _query(con, t, (
+        f"SELECT count(*), count(r.{SID}), count(r.{RANK}), count(r.{DOC}), min(r.{RANK})"
+        f"{''.join(f', count(r.{qi(c)})' for c in optional)} FROM {t.typed} r"))[0]
+    n = stats[0]
+    if not (stats[1] == stats[2] == stats[3] == n) or (n and stats[4] < 1):
+        return None
+    excl = f"e.{SID} IS NOT NULL" if excluded_sids else "false"
+    frm = f"{t.typed} r LEFT JOIN {_BASE_SEARCHES} k ON r.{SID} = k.{SID}"
+    if excluded_sids:
+        frm += f" LEFT JOIN {_EXCL_SIDS} e ON r.{SID} = e.{SID}"
+    lost = _query(con, t, (
+        f"SELECT count(*) FILTER (WHERE k.{SID} IS NULL AND {excl}), "
+        f"count(*) FILTER (WHERE k.{SID} IS NULL AND NOT {excl}) FROM {frm}"))[0]
+    return [n, 0, 0, lost[0], lost[1], *stats[5:]]
 
 
 def _filtered(sql: str, by: dict[str, int], null: str, rank_ok: str) -> str:

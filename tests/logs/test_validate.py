@@ -166,3 +166,114 @@ def test_a_rank_clicked_with_different_docs():
     assert logs.report.excluded == {("clicks", "not_on_page"): 2}
     assert logs.con.execute("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() \
         == [("a", 1, "x"), ("a", 1, "x"), ("a", 2, "y"), ("b", 1, "z")]
+
+
+# --- Parquet: pass 1 of the results from the footers -------------------------------------------
+
+def _write_parquet(log: dict[str, pd.DataFrame], directory, results: str) -> None:
+    """Write ``log`` as Parquet; ``results``: "raw" (nulls, ranks < 1 and all), "valid" (only
+    rows with every field and rank >= 1), "rank_below_1" (every field, some ranks 0), or
+    "null_search_id" / "null_doc_id" (ranks >= 1, the one problem some nulls in that column)."""
+    log["results"] = log["results"].astype({"rank": "Int32"})
+    log["clicks"] = log["clicks"].astype({"rank": "Int32"})
+    r = log["results"]
+    if results != "raw":
+        nullable = results.removeprefix("null_") if results.startswith("null_") else None
+        keep = r.drop(columns=[nullable] if nullable else []).notna().all(axis=1)
+        if results != "rank_below_1":
+            keep &= r["rank"].fillna(0).ge(1)
+        log["results"] = r[keep].reset_index(drop=True)
+        # the seed's log has the problem
+        if results == "rank_below_1":
+            assert log["results"]["rank"].lt(1).any()
+        elif nullable:
+            assert log["results"][nullable].isna().any()
+    for name, frame in log.items():
+        frame.to_parquet(directory / f"{name}.parquet", index=False)
+
+
+def _spy_footer_path(monkeypatch) -> list[bool]:
+    from onlineeval.logs import validate
+
+    used: list[bool] = []
+    real = validate._results_pass1_from_footer
+
+    def spy(*args):
+        row = real(*args)
+        used.append(row is not None)
+        return row
+
+    monkeypatch.setattr(validate, "_results_pass1_from_footer", spy)
+    return used
+
+
+def _everything(logs) -> tuple:
+    q = logs.con.execute
+    return (logs.report.excluded, logs.report.rows_read, logs.report.empty_columns,
+            logs.report.provided,
+            q("SELECT * FROM searches ORDER BY ALL").fetchall(),
+            q("SELECT * FROM results ORDER BY ALL").fetchall(),
+            q("SELECT * FROM clicks ORDER BY ALL").fetchall())
+
+
+@pytest.mark.parametrize("dup_ranks", [True, False])
+@pytest.mark.parametrize("results", ["valid", "rank_below_1", "null_search_id", "null_doc_id",
+                                     "raw"])
+@pytest.mark.parametrize("seed", range(6))
+def test_parquet_logs_take_the_footer_path_only_when_results_are_valid(
+        seed, results, dup_ranks, tmp_path, monkeypatch):
+    """The footer path (all result rows valid) and the full pass give the reference counts."""
+    from onlineeval.logs import validate
+
+    log = _random_log(seed, dup_ranks=dup_ranks)
+    _write_parquet(log, tmp_path, results)
+    excluded, searches, results_rows, clicks = _reference(log)
+    used = _spy_footer_path(monkeypatch)
+    logs = onlineeval.load_logs(tmp_path)
+    assert used == [results == "valid"]
+    assert logs.report.excluded == excluded
+    q = logs.con.execute
+    assert q("SELECT search_id, n_results FROM searches ORDER BY 1").fetchall() == searches
+    assert q("SELECT search_id, rank, doc_id FROM results ORDER BY ALL").fetchall() \
+        == results_rows
+    assert q("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() == clicks
+    # the full pass forced on the same files: the same report and views
+    fast = _everything(logs)
+    monkeypatch.setattr(validate, "_results_pass1_from_footer", lambda *args: None)
+    assert _everything(onlineeval.load_logs(tmp_path)) == fast
+
+
+def test_footer_path_logs_still_hold_every_results_reason_but_invalid_rows(tmp_path):
+    """Guard for the test above: without repeated ranks (whose counts come from a row-by-row
+    classification) its valid logs still have rows of excluded and of unknown searches."""
+    seen = set()
+    for seed in range(6):
+        log = _random_log(seed, dup_ranks=False)
+        _write_parquet(log, tmp_path, "valid")
+        seen |= {k for k in _reference(log)[0] if k[0] == "results"}
+    assert seen == {("results", "search_excluded"), ("results", "unknown_search")}
+
+
+def test_parquet_results_with_a_checked_column_or_no_rows(tmp_path, monkeypatch):
+    """A rank stored as text must be checked value by value: the full pass, same error."""
+    s = pd.DataFrame({"search_id": ["a", "b"], "user_id": ["u", "v"],
+                      "ts": pd.to_datetime(["2024-01-01", "2024-01-02"])})
+    c = pd.DataFrame({"search_id": ["a", "c"], "rank": pd.array([1, 1], dtype="Int32"),
+                      "doc_id": ["x", "y"]})
+    s.to_parquet(tmp_path / "searches.parquet", index=False)
+    c.to_parquet(tmp_path / "clicks.parquet", index=False)
+    pd.DataFrame({"search_id": ["a", "b"], "rank": ["1", "one"], "doc_id": ["x", "z"]}) \
+        .to_parquet(tmp_path / "results.parquet", index=False)
+    used = _spy_footer_path(monkeypatch)
+    with pytest.raises(onlineeval.errors.SchemaError, match=r"'rank'.*'one'"):
+        onlineeval.load_logs(tmp_path)
+    assert used == [False]
+    # an empty results table: no row to read, the click of "a" is then not on its page
+    pd.DataFrame({"search_id": pd.Series([], dtype="str"), "rank": pd.array([], dtype="Int32"),
+                  "doc_id": pd.Series([], dtype="str")}) \
+        .to_parquet(tmp_path / "results.parquet", index=False)
+    logs = onlineeval.load_logs(tmp_path)
+    assert used == [False, True]
+    assert logs.report.rows_read == {"searches": 2, "results": 0, "clicks": 2}
+    assert logs.report.excluded == {("clicks", "unknown_search"): 1,
+                                    ("clicks", "not_on_page"): 1}
