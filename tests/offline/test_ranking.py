@@ -177,6 +177,15 @@ def test_absurd_grade_is_a_clear_error():
 # duplicate documents (_fast_order + _judged_codes). These tests check that shortcut against
 # a plain Python ranking written from trec_eval's rules, on data built to stress it.
 
+def _assert_is_reference(r, qrels_rows, run_rows):
+    qids, counts, rel, score, docno = _reference(qrels_rows, run_rows)
+    assert r.qids.tolist() == qids
+    assert np.diff(r.offsets).tolist() == counts
+    assert r.rel.tolist() == rel
+    assert r.score.tolist() == score
+    assert r.docno.tolist() == docno
+
+
 def _reference(qrels_rows, run_rows):
     """trec_eval's ranking by hand: qids in byte order, score desc, docno desc (bytes)."""
     judged = {}
@@ -229,12 +238,7 @@ def test_fast_path_matches_a_plain_ranking(close_scores, dense, monkeypatch, str
     qrels_rows, run_rows = _random_blocks(7, n_q=40, width=25, close_scores=close_scores)
     r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
     assert calls, "the fast path was not tried"
-    qids, counts, rel, score, docno = _reference(qrels_rows, run_rows)
-    assert r.qids.tolist() == qids
-    assert np.diff(r.offsets).tolist() == counts
-    assert r.rel.tolist() == rel
-    assert r.score.tolist() == score
-    assert r.docno.tolist() == docno
+    _assert_is_reference(r, qrels_rows, run_rows)
 
 
 def test_fast_path_agrees_with_general_path_with_flags(monkeypatch):
@@ -281,12 +285,7 @@ def test_fast_path_in_pieces_matches_a_plain_ranking(chunk, close_scores, monkey
     run_rows += [("unjudged_q", f"d{i}", float(i % 3)) for i in range(9)]
     r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
     assert calls and r.ignored_run_queries == 1
-    qids, counts, rel, score, docno = _reference(qrels_rows, run_rows)
-    assert r.qids.tolist() == qids
-    assert np.diff(r.offsets).tolist() == counts
-    assert r.rel.tolist() == rel
-    assert r.score.tolist() == score
-    assert r.docno.tolist() == docno
+    _assert_is_reference(r, qrels_rows, run_rows)
 
 
 def test_fast_path_in_pieces_from_files_matches_the_general_path(tmp_path, monkeypatch):
