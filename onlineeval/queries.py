@@ -90,10 +90,7 @@ class Query:
 
         # Comment lines are documentation (they may mention {{by}}); they are left out of the
         # rendered SQL so a quoted name holding a newline can never end up inside a comment.
-        body = "\n".join(
-            line for line in self.text.splitlines() if not line.lstrip().startswith("--")
-        )
-        return _IDENT.sub(fill, body)
+        return _IDENT.sub(fill, _sql_lines(self.text))
 
     def bind(self, **values: Any) -> dict[str, Any]:
         """Check that exactly the declared parameters are given; return them for execute()."""
@@ -105,6 +102,11 @@ class Query:
                 f"got {sorted(values)}"
             )
         return dict(values)
+
+
+def _sql_lines(text: str) -> str:
+    """The query without its comment lines (the header and any comment-only line)."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
 
 
 def _split_list(value: str) -> tuple[str, ...]:
@@ -128,9 +130,7 @@ def parse(name: str, path: Path, text: str) -> Query:
         _split_list(meta.get("identifiers", ""))
         if meta.get("identifiers", "none") != "none" else ()
     )
-    body = "\n".join(
-        line for line in text.splitlines() if not line.lstrip().startswith("--")
-    )
+    body = _sql_lines(text)
     used = set(_PARAM.findall(body))
     if used != set(params):
         raise InvalidParameterError(

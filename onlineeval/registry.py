@@ -1,8 +1,9 @@
 """A small name → object registry with aliases and did-you-mean errors.
 
-Every family of named things (offline measures, online metrics, statistical tests, CLI
-commands) is found through one of these, so the CLI, the API, the docs and the tests all read
-the same list.
+Every family of named things (offline measures, online and A/B metrics, statistical tests,
+multiple-testing corrections, log formats) is found through one of these, so the CLI, the API,
+the docs and the tests all read the same list. (CLI commands are found the same way by module
+discovery: see :mod:`onlineeval.cli`.)
 """
 
 from __future__ import annotations
