@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from onlineeval.errors import InputError
+from onlineeval.errors import InputError, OnlineEvalError
 
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "title": str, "qrels": str, "measures": list, "online_metrics": list, "ab_logs": str,
@@ -135,7 +135,7 @@ def _path(base: Path, value: str, where: str, kind: str) -> Path:
 def _check_names(measures: tuple[str, ...], metrics: tuple[str, ...], src: str) -> None:
     """Unknown or unusable measure and metric names, reported with the study key that holds
     them (before any file is read)."""
-    from onlineeval.errors import OnlineEvalError
+    from onlineeval.abtest.metrics import METRICS
     from onlineeval.offline.compare import check_measures
 
     for m in measures:
@@ -143,10 +143,6 @@ def _check_names(measures: tuple[str, ...], metrics: tuple[str, ...], src: str) 
             check_measures([m])
         except OnlineEvalError as exc:
             raise InputError(f"{src}: measures: {exc}") from None
-    try:
-        from onlineeval.abtest.metrics import METRICS
-    except ImportError:  # the A/B module reports unknown metrics itself
-        return
     for m in metrics:
         try:
             METRICS.get(m)

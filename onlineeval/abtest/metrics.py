@@ -74,16 +74,10 @@ ORDER: tuple[str, ...] = (
 )
 
 
-class _Requirement:
-    """Adapter so :func:`missing_requirements` can check an :class:`ABMetric`."""
-
-    def __init__(self, requires: tuple[tuple[str, ...], ...]) -> None:
-        self.requires = requires
-
-
 def missing(logs: object, metric: ABMetric) -> list[tuple[str, ...]]:
     """Column groups the metric needs that the log cannot provide (empty when usable)."""
-    return missing_requirements(logs, _Requirement(metric.requires))  # type: ignore[arg-type]
+    # missing_requirements reads only ``requires``, which ABMetric carries too
+    return missing_requirements(logs, metric)  # type: ignore[arg-type]
 
 
 def resolve(names: str | list[str] | tuple[str, ...] | None, logs: object) -> list[ABMetric]:

@@ -111,13 +111,6 @@ def parse_pre_period(value: Any) -> PrePeriod | None:
     return start, end, end
 
 
-def _facts_view(logs: Any) -> str:
-    """Create (once per Logs) the per-search facts view and return its name."""
-    from onlineeval.online import search_facts
-
-    return search_facts(logs)
-
-
 def _columns(con: Any, view: str) -> list[str]:
     return [r[0] for r in con.execute(f"DESCRIBE {quote_ident(view)}").fetchall()]
 
@@ -137,6 +130,8 @@ def unit_rows(
 ) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``sql/ab/unit_sums`` (one per unit, period and variant) and the variant
     names of the log (of ``experiment`` when given), after checking the arguments."""
+    from onlineeval.online import search_facts
+
     con = logs.con
     if pre_period is not None and not logs.has("searches", "ts"):
         raise InputError(
@@ -149,12 +144,6 @@ def unit_rows(
             f"unknown randomization unit column {unit!r}; the searches of {logs.source} have "
             f"columns: {', '.join(searches_cols)}"
         )
-    known = [
-        r[0] for r in con.execute(
-            "SELECT DISTINCT CAST(variant AS VARCHAR) FROM searches "
-            "WHERE variant IS NOT NULL ORDER BY 1"
-        ).fetchall()
-    ]
     experiments = [
         r[0] for r in con.execute(
             "SELECT DISTINCT CAST(experiment AS VARCHAR) FROM searches "
@@ -171,14 +160,14 @@ def unit_rows(
             f"unknown experiment {experiment!r}; the log has: "
             f"{', '.join(experiments) or '(no experiment column values)'}"
         )
-    if experiment is not None:
-        known = [
-            r[0] for r in con.execute(
-                "SELECT DISTINCT CAST(variant AS VARCHAR) FROM searches WHERE variant IS NOT "
-                "NULL AND CAST(experiment AS VARCHAR) = $e ORDER BY 1", {"e": experiment},
-            ).fetchall()
-        ]
-    facts = _facts_view(logs)
+    known = [
+        r[0] for r in con.execute(
+            "SELECT DISTINCT CAST(variant AS VARCHAR) FROM searches WHERE variant IS NOT NULL "
+            "AND (CAST($e AS VARCHAR) IS NULL OR CAST(experiment AS VARCHAR) = $e) ORDER BY 1",
+            {"e": experiment},
+        ).fetchall()
+    ]
+    facts = search_facts(logs)
     q = load("ab/unit_sums")
     pre_start, pre_end, exp_start = pre_period if pre_period else (None, None, None)
     df = con.execute(

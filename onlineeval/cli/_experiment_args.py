@@ -1,5 +1,5 @@
-"""Arguments and log loading shared by the ``abtest`` and ``power`` commands (not a command:
-modules starting with ``_`` are not discovered)."""
+"""Arguments shared by the ``abtest`` and ``power`` commands, and log loading shared with
+``interleave`` (not a command: modules starting with ``_`` are not discovered)."""
 
 from __future__ import annotations
 

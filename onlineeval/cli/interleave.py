@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 import pandas as pd
 
+from onlineeval.cli._experiment_args import load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
@@ -43,11 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.interleaving import FIELDS, interleaving_readout, preference_matrix
-    from onlineeval.logs import load_logs
 
-    logs = load_logs(args.logs)
-    if logs.report.excluded_total:
-        print(logs.report.summary(), file=sys.stderr)
+    logs = load(args.logs)
     by = [b.strip() for b in args.by.split(",") if b.strip()]
     out = interleaving_readout(
         logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,

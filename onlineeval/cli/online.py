@@ -38,12 +38,15 @@ def load(args: argparse.Namespace) -> Any:
     return logs
 
 
-def by_columns(args: argparse.Namespace, logs: Any) -> list[str]:
-    """The --by columns; when not given, the command's default if the log has that column."""
+def by_columns(args: argparse.Namespace, logs: Any) -> str | list[str]:
+    """The --by columns; when not given, the command's default if the log has that column.
+
+    A given --by is passed on as typed: the online functions split it on commas.
+    """
     if args.by is None:
         default = args._by_default
         return [default] if default and logs.has("searches", default) else []
-    return [b.strip() for b in args.by.split(",") if b.strip()]
+    return args.by
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

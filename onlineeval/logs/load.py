@@ -27,6 +27,7 @@ from onlineeval.logs import casting, mapping
 from onlineeval.logs.report import REASONS, LoadReport
 from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
 from onlineeval.logs.sources import EXTENSIONS, Source, find_table, one_line, open_table
+from onlineeval.logs.validate import validate
 from onlineeval.queries import quote_ident as qi
 
 _PREFIX = "_oe_"
@@ -184,7 +185,7 @@ def _load(
     for t in tables.values():
         _create_source_views(con, t, tables)
     report = LoadReport(source=source)
-    classified = _validate(con, tables, report)
+    classified = validate(con, tables, report)
     report.provided = {
         t: tuple(c for c in column_names(t)
                  if tb.has(c) and c not in report.empty_columns.get(t, ()))
@@ -360,15 +361,6 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
 
 
 # --- validation and the clean views ------------------------------------------------------
-
-def _validate(
-    con: duckdb.DuckDBPyConnection, tables: dict[str, _Table], report: LoadReport,
-) -> dict[str, str]:
-    """Count rows and exclusions, create the clean views; return each table's classified SQL."""
-    from onlineeval.logs.validate import validate
-
-    return validate(con, tables, report)
-
 
 def _strict_message(
     con: duckdb.DuckDBPyConnection, report: LoadReport, classified: dict[str, str],

@@ -48,7 +48,7 @@ from onlineeval.errors import InvalidParameterError
 from onlineeval.offline import extra_measures as _extra  # registers extras and aliases
 from onlineeval.offline.measures.base import MEASURES, Params
 from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
-from onlineeval.offline.trec_eval import _ZEROED_FOR_MISSING
+from onlineeval.offline.trec_eval import _fix_missing, _sequential_sum
 from onlineeval.offline.trec_format import read_run
 
 if TYPE_CHECKING:
@@ -168,26 +168,8 @@ def _summary(measure: Any, values: np.ndarray, n_q: int) -> Any:
         return n_q
     if kind in ("none", "runid"):
         return None
-    # left-to-right in query order, as trec_eval accumulates (np.sum would pair terms)
-    mean = float(np.cumsum(np.asarray(values, dtype=np.float64))[-1]) / n_q
+    mean = _sequential_sum(values) / n_q
     return float(np.exp(mean)) if kind == "gm" else mean
-
-
-def _fix_missing(name: str, values: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
-    """trec_eval -c: the values it resets for a query that is missing from the run.
-
-    trec_eval scores such a query on a one-document stand-in ranking (see
-    :mod:`onlineeval.offline.ranking`) and then zeroes num_ret, utility, rbp_resid and unj
-    and empties relstring; the engine's trec_eval driver does the same.
-    """
-    if missing is None or not missing.any():
-        return values
-    values = np.array(values, copy=True)
-    if name == "relstring":
-        values[missing] = ""
-    elif name in _ZEROED_FOR_MISSING or name.startswith("unj"):
-        values[missing] = 0
-    return values
 
 
 def _import_in_background(name: str) -> None:

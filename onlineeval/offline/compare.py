@@ -101,8 +101,9 @@ def _t_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float,
 
 def _t(a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int,
        seed: int) -> tuple[float, float, float]:
-    p = float(stats.ttest_rel(b, a).pvalue)
-    return (p, *_t_interval(a, b, confidence))
+    res = stats.ttest_rel(b, a)
+    ci = res.confidence_interval(confidence_level=confidence)
+    return float(res.pvalue), float(ci.low), float(ci.high)
 
 
 def _wilcoxon(a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int,
@@ -344,26 +345,26 @@ def compare_scores(base: pd.DataFrame, others: Mapping[str, pd.DataFrame], test:
         raise InvalidParameterError("compare_scores: the baseline scores have no measure column")
     conf = 1 - alpha if confidence is None else confidence
     rows: list[dict[str, Any]] = []
-    bar = Progress(f"paired {test} tests", len(others) * len(base.columns))
-    for name, other in others.items():
-        qids = base.index.union(other.index)
-        a_scores, b_scores = base.reindex(qids).fillna(0.0), other.reindex(qids).fillna(0.0)
-        for col in base.columns:
-            if col not in b_scores.columns:
-                raise InvalidParameterError(
-                    f"run {name!r} has no scores for measure {col!r}; it has "
-                    f"{list(b_scores.columns)}"
-                )
-            r = paired_test(a_scores[col].to_numpy(), b_scores[col].to_numpy(), test,
-                            confidence=conf, n_resamples=n_resamples, seed=seed)
-            rows.append({
-                "baseline": baseline, "run": name, "measure": col, "n_queries": r.n,
-                "mean_a": r.mean_a, "mean_b": r.mean_b, "delta": r.delta,
-                "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value,
-                "effect_size": r.effect_size, "test": r.test,
-            })
-            bar.update()
-    bar.close()
+    with Progress(f"paired {test} tests", len(others) * len(base.columns)) as bar:
+        for name, other in others.items():
+            qids = base.index.union(other.index)
+            a_scores = base.reindex(qids).fillna(0.0)
+            b_scores = other.reindex(qids).fillna(0.0)
+            for col in base.columns:
+                if col not in b_scores.columns:
+                    raise InvalidParameterError(
+                        f"run {name!r} has no scores for measure {col!r}; it has "
+                        f"{list(b_scores.columns)}"
+                    )
+                r = paired_test(a_scores[col].to_numpy(), b_scores[col].to_numpy(), test,
+                                confidence=conf, n_resamples=n_resamples, seed=seed)
+                rows.append({
+                    "baseline": baseline, "run": name, "measure": col, "n_queries": r.n,
+                    "mean_a": r.mean_a, "mean_b": r.mean_b, "delta": r.delta,
+                    "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value,
+                    "effect_size": r.effect_size, "test": r.test,
+                })
+                bar.update()
     out = pd.DataFrame(rows)
     out["p_adjusted"] = adjust(out["p_value"].to_numpy(), correction)
     out["significant"] = out["p_adjusted"] < alpha

@@ -33,7 +33,7 @@ import numpy as np
 
 import onlineeval.offline.measures  # noqa: F401  (registers trec_eval's measures first)
 from onlineeval.errors import InvalidParameterError
-from onlineeval.offline.measures.base import MEASURES, Params
+from onlineeval.offline.measures.base import MEASURES, Params, ratio
 from onlineeval.offline.ranking import Ranked
 
 __all__ = [
@@ -60,12 +60,6 @@ def _sum(data: Ranked, mask: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per-query sum of ``values`` over the rows in ``mask``."""
     return np.bincount(data.seg[mask], weights=values[mask],
                        minlength=data.n_queries).astype(np.float64)
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
 
 
 def _gain(grade: np.ndarray, exponential: bool) -> np.ndarray:
@@ -130,7 +124,7 @@ def ndcg_exp(data: Ranked, k: int | None = None) -> np.ndarray:
     scores 0, as trec_eval's ndcg does. Equals ranx's ``ndcg_burges@k`` on runs without score
     ties (ranx orders tied documents differently).
     """
-    return _ratio(dcg(data, k, exponential=True), ideal_dcg(data, k, exponential=True))
+    return ratio(dcg(data, k, exponential=True), ideal_dcg(data, k, exponential=True))
 
 
 def reciprocal_rank(data: Ranked, k: int | None = None) -> np.ndarray:
@@ -140,7 +134,7 @@ def reciprocal_rank(data: Ranked, k: int | None = None) -> np.ndarray:
     count (ranx's ``mrr@k``). MRR@k is its mean over queries.
     """
     first = data.first_pos(data.is_rel & _top(data, k))
-    return _ratio(np.ones(len(first)), np.where(first >= 0, first + 1.0, 0.0))
+    return ratio(np.ones(len(first)), np.where(first >= 0, first + 1.0, 0.0))
 
 
 def err(data: Ranked, k: int | None, gmax: float) -> np.ndarray:
@@ -181,7 +175,7 @@ def recall_capped(data: Ranked, k: int) -> np.ndarray:
     """R_cap@k = relevant in the top k / min(k, |R|) (BEIR's capped recall); 0 if |R| = 0."""
     top = _top(data, k)
     hits = _sum(data, top, data.is_rel.astype(np.float64))
-    return _ratio(hits, np.minimum(float(k), data.num_rel.astype(np.float64)))
+    return ratio(hits, np.minimum(float(k), data.num_rel.astype(np.float64)))
 
 
 def best(data: Ranked, k: int | None = None) -> np.ndarray:
@@ -206,7 +200,7 @@ def fallout(data: Ranked, k: int | None = None) -> np.ndarray:
     num = _sum(data, top, nonrel.astype(np.float64))
     lvl = min(max(data.relevance_level, 0), data.rel_levels.shape[1])
     den = data.rel_levels[:, :lvl].sum(axis=1).astype(np.float64)
-    return _ratio(num, den)
+    return ratio(num, den)
 
 
 def judged(data: Ranked, k: int) -> np.ndarray:

@@ -155,21 +155,27 @@ def _line(name: str, qid: str, value: Any, fmt: str) -> str:
 _ZEROED_FOR_MISSING = ("num_ret", "utility", "rbp_resid")
 
 
+def _fix_missing(name: str, values: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
+    """trec_eval -c: ``values`` of value ``name`` with what trec_eval resets for a query that
+    is missing from the run (see the module docstring); a copy when anything changes."""
+    if missing is None or not missing.any():
+        return values
+    values = np.array(values, copy=True)
+    if name == "relstring":
+        values[missing] = ""
+    elif name in _ZEROED_FOR_MISSING or name.startswith("unj"):
+        values[missing] = 0
+    return values
+
+
 def evaluate_ranked(ranked: Ranked, measures: Sequence[str] = ("official",)) -> TrecEvalResult:
     """Compute the requested measures on a prepared ranking, trec_eval's way."""
     requests = parse_measures(measures)
     values: dict[str, np.ndarray] = {}
-    missing = ranked.missing if ranked.missing is not None else np.zeros(ranked.n_queries, bool)
     for measure, params in requests:
         arrays = measure.compute(ranked, params.values)
         for name, arr in zip(params.names, arrays, strict=True):
-            arr = np.array(arr, copy=True)
-            if missing.any():
-                if name == "relstring":
-                    arr[missing] = ""
-                elif name in _ZEROED_FOR_MISSING or name.startswith("unj"):
-                    arr[missing] = 0.0
-            values[name] = arr
+            values[name] = _fix_missing(name, np.array(arr, copy=True), ranked.missing)
     n = ranked.n_queries
     summary: dict[str, Any] = {}
     for measure, params in requests:

@@ -495,7 +495,7 @@ def _check_file(path: Path) -> None:
 
 
 def _lines(path: Path) -> Any:
-    _check_file(path)
+    # the callers (read_*/load_*) have run _check_file on path
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
         for lineno, raw in enumerate(fh, 1):
             text = raw.strip(_WS)

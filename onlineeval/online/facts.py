@@ -87,6 +87,7 @@ from typing import TYPE_CHECKING
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.online.grouping import searches_columns
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -194,7 +195,7 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
     """
     sat = _number("sat_dwell_s", sat_dwell_s, positive=False)
     gap = _number("session_gap_min", session_gap_min, positive=True)
-    available = list(logs.con.table("searches").columns)
+    available = searches_columns(logs)
     clash = sorted(set(available) & set(RESERVED))
     if clash:
         raise SchemaError(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError, UnknownNameError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from onlineeval.logs import Logs
 
 #: time buckets accepted in ``by`` (and as ``freq``): name -> the column that
@@ -40,6 +42,18 @@ class Grouping:
     def rename(self) -> dict[str, str]:
         """Map SQL output names back to the requested names (time buckets)."""
         return {s: n for s, n in zip(self.sql, self.names, strict=True) if s != n}
+
+
+def per_group(logs: Logs, query: str, grouping: Grouping, **params: Any) -> pd.DataFrame:
+    """Run ``sql/<query>.sql`` over the searches (with time buckets) grouped by ``grouping``.
+
+    The query takes identifiers ``by`` and ``searches`` and the bind parameters ``params``;
+    its output columns are renamed back to the requested group names.
+    """
+    q = queries.load(query)
+    sql = q.render(by=list(grouping.sql), searches=[with_time_buckets(logs, "searches")])
+    df = logs.con.sql(sql, params=q.bind(**params)).df()
+    return df.rename(columns=grouping.rename())
 
 
 def searches_columns(logs: Logs) -> list[str]:

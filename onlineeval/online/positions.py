@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from onlineeval import queries
 from onlineeval.errors import SchemaError
-from onlineeval.online.grouping import resolve, with_time_buckets
+from onlineeval.online.grouping import per_group, resolve
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -37,8 +36,4 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
             f"position CTR needs the results table (which ranks each page showed); the log "
             f"{logs.source} has none. Add results.* (search_id, rank, doc_id) to the log."
         )
-    grouping = resolve(logs, by)
-    q = queries.load("online/position_ctr")
-    searches = with_time_buckets(logs, "searches")
-    df = logs.con.sql(q.render(by=list(grouping.sql), searches=[searches])).df()
-    return df.rename(columns=grouping.rename())
+    return per_group(logs, "online/position_ctr", resolve(logs, by))

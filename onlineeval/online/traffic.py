@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
-from onlineeval.online.grouping import TIME_BUCKETS, resolve, with_time_buckets
+from onlineeval.online.grouping import TIME_BUCKETS, per_group, resolve
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -28,12 +27,7 @@ def top_queries(logs: Logs, n: int = 20, by: str | Sequence[str] | None = ()) ->
         raise SchemaError(
             f"top queries need searches.query; the log {logs.source} has no query column"
         )
-    grouping = resolve(logs, by)
-    q = queries.load("online/top_queries")
-    searches = with_time_buckets(logs, "searches")
-    df = logs.con.sql(q.render(by=list(grouping.sql), searches=[searches]),
-                      params=q.bind(n=n)).df()
-    return df.rename(columns=grouping.rename())
+    return per_group(logs, "online/top_queries", resolve(logs, by), n=n)
 
 
 def queries_over_time(
@@ -54,7 +48,4 @@ def queries_over_time(
     grouping = resolve(logs, (freq, *rest.names))
     if not logs.has("searches", "ts"):
         raise SchemaError(f"queries over time need searches.ts; the log {logs.source} has none")
-    q = queries.load("online/queries_over_time")
-    searches = with_time_buckets(logs, "searches")
-    df = logs.con.sql(q.render(by=list(grouping.sql), searches=[searches])).df()
-    return df.rename(columns=grouping.rename())
+    return per_group(logs, "online/queries_over_time", grouping)

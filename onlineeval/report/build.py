@@ -114,28 +114,25 @@ class _LogCache:
         return out
 
 
-def _context(exp: Experiment, what: str, exc: OnlineEvalError,
-             study: Study | None = None) -> InputError:
-    where = f"{study.path.name}: " if study is not None else ""
-    return InputError(f"{where}experiment {exp.name!r}: {what}: {exc}")
+def _context(exp: Experiment, what: str, exc: OnlineEvalError, study: Study) -> InputError:
+    return InputError(f"{study.path.name}: experiment {exp.name!r}: {what}: {exc}")
 
 
 def _offline(study: Study, exp: Experiment,
-             cache: _LogCache | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             cache: _LogCache) -> tuple[pd.DataFrame, pd.DataFrame]:
     from onlineeval.offline import read_qrels
     from onlineeval.offline.compare import compare_scores, per_query_scores
 
     def scores(run: Path) -> pd.DataFrame:
         # runs recur across the pairs of a study: score each (qrels, run) once
         key = (exp.qrels, run)
-        store = cache.scores if cache is not None else {}
-        if key not in store:
-            if exp.qrels not in cache_qrels:
-                cache_qrels[exp.qrels] = read_qrels(exp.qrels)
-            store[key] = per_query_scores(cache_qrels[exp.qrels], run, list(study.measures))
-        return store[key]
+        if key not in cache.scores:
+            if exp.qrels not in cache.qrels:
+                cache.qrels[exp.qrels] = read_qrels(exp.qrels)
+            cache.scores[key] = per_query_scores(cache.qrels[exp.qrels], run,
+                                                 list(study.measures))
+        return cache.scores[key]
 
-    cache_qrels = cache.qrels if cache is not None else {}
     a, b = scores(exp.control_run), scores(exp.treatment_run)
     result = compare_scores(
         a, {exp.treatment_run.name: b}, test=study.test, alpha=study.alpha,
@@ -222,17 +219,14 @@ def _per_query_ab(exp: Experiment, logs: Any) -> pd.DataFrame:
     ).df()
 
 
-def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache | None = None) -> pd.DataFrame:
+def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
     from onlineeval import position_ctr
 
     key = exp.ab_logs
-    if cache is not None and key in cache.position_ctr:
-        df = cache.position_ctr[key]
-    else:
+    if key not in cache.position_ctr:
         # one pass over the log for every experiment of the study
-        df = position_ctr(logs, by=("experiment", "variant"))
-        if cache is not None:
-            cache.position_ctr[key] = df
+        cache.position_ctr[key] = position_ctr(logs, by=("experiment", "variant"))
+    df = cache.position_ctr[key]
     df = df[df["experiment"].astype(str) == exp.ab_experiment]
     return df.reset_index(drop=True)
 
@@ -283,7 +277,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
     return out
 
 
-def _row(study: Study, r: ExperimentReadout) -> dict[str, Any]:
+def _row(r: ExperimentReadout) -> dict[str, Any]:
     exp = r.experiment
     row: dict[str, Any] = {"experiment": exp.name, "control": exp.control_run.stem,
                            "treatment": exp.treatment_run.stem}
@@ -331,7 +325,7 @@ def _large_margin(study: Study, table: pd.DataFrame, primary: str) -> dict[str, 
     out.update({
         "n": int(large.sum()), "n_with_interleaving": int(len(part)),
         "n_agree": int(agree.sum()), "disagree": part.loc[~agree, "experiment"].tolist(),
-        "all_agree": bool(len(part) and agree.all()) if len(part) else None,
+        "all_agree": bool(agree.all()) if len(part) else None,
     })
     return out
 
@@ -346,7 +340,7 @@ def build_report(study: Study | str | Path) -> Report:
         for exp in study.experiments:
             readouts.append(_experiment(study, exp, cache))
             bar.update()
-    table = pd.DataFrame([_row(study, r) for r in readouts])
+    table = pd.DataFrame([_row(r) for r in readouts])
     # evaluate() names measures canonically (nDCG@10 -> ndcg_cut_10; P@5,10 -> P_5, P_10)
     measures = list(dict.fromkeys(readouts[0].offline["measure"]))
     primary = f"offline:{measures[0]}"

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from onlineeval.cli._output import _plain, records
 from onlineeval.report.build import INTERLEAVING, Report
 from onlineeval.report.plots import forest_ab, position_ctr_curves, scatter_offline_online
 
@@ -57,20 +58,9 @@ def _table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
     body = []
     for _, row in df[cols].iterrows():
-        cells = "".join(f"<td>{html.escape(_fmt(_py(row[c])))}</td>" for c in cols)
+        cells = "".join(f"<td>{html.escape(_fmt(_plain(row[c])))}</td>" for c in cols)
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _py(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, str):
-        try:
-            return value.item()
-        except (ValueError, AttributeError):
-            return value
-    if value is pd.NA:
-        return None
-    return value
 
 
 def _slug(name: str) -> str:
@@ -277,8 +267,6 @@ def _curves(report: Report) -> pd.DataFrame:
 
 def report_dict(report: Report) -> dict[str, Any]:
     """Every number of the report, JSON-ready."""
-    from onlineeval.cli._output import _plain, records
-
     def recs(df: pd.DataFrame | None) -> list[dict[str, Any]] | None:
         return None if df is None else records(df)
 

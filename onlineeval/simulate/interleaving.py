@@ -35,7 +35,8 @@ from onlineeval.interleaving import team_draft, team_draft_distribution
 from onlineeval.logs.convert.parquet import LogTables
 from onlineeval.progress import Progress
 from onlineeval.simulate.clickmodel import DEFAULT_CLICK_MODEL, ClickModel
-from onlineeval.simulate.collection import Collection, Run, make_collection, make_run
+from onlineeval.simulate.collection import Collection, Run
+from onlineeval.simulate.study import build_world
 from onlineeval.simulate.traffic import (
     ExperimentSpec,
     PageBuilder,
@@ -117,24 +118,18 @@ def _traffic(params: Mapping[str, object]) -> TrafficConfig:
 def study_rankers(manifest: Mapping[str, object]) -> tuple[Collection, dict[str, Run]]:
     """Rebuild the collection and rankers of an A/B study from its manifest.
 
-    Mirrors the random streams of :func:`onlineeval.simulate.study.simulate`:
-    ``SeedSequence(seed).spawn(...)``, child 0 for the collection, then one per ranker in
-    manifest order. :func:`simulate_interleaving_study` checks the rebuilt runs against the
-    study's run files, so a change in the study generator cannot go unnoticed.
+    The study's own :func:`onlineeval.simulate.study.build_world` with the manifest's seed,
+    rankers (in manifest order) and collection size. :func:`simulate_interleaving_study`
+    checks the rebuilt runs against the study's run files, so a change in the study generator
+    cannot go unnoticed.
     """
-    seed = int(manifest["seed"])  # type: ignore[arg-type]
     rankers: Mapping[str, Mapping[str, object]] = manifest["rankers"]  # type: ignore[assignment]
     coll: Mapping[str, object] = manifest["collection"]  # type: ignore[assignment]
-    n_pairs = len(manifest["experiments"])  # type: ignore[arg-type]
-    children = np.random.SeedSequence(seed).spawn(1 + len(rankers) + n_pairs)
-    collection = make_collection(np.random.default_rng(children[0]),
-                                 int(coll["n_queries"]), int(coll["docs_per_query"]))
-    runs = {
-        name: make_run(collection, name, float(spec["noise_sd"]),
-                       np.random.default_rng(children[1 + i]))
-        for i, (name, spec) in enumerate(rankers.items())
-    }
-    return collection, runs
+    return build_world(
+        int(manifest["seed"]),  # type: ignore[arg-type]
+        {name: float(spec["noise_sd"]) for name, spec in rankers.items()},  # type: ignore[arg-type]
+        int(coll["n_queries"]), int(coll["docs_per_query"]),  # type: ignore[arg-type]
+    )
 
 
 def _check_runs(study_dir: Path, manifest: Mapping[str, object], runs: Mapping[str, Run]) -> None:

@@ -291,9 +291,9 @@ def simulate(
     return manifest
 
 
-def _grade_counts(collection: object) -> dict[str, int]:
+def _grade_counts(collection: Collection) -> dict[str, int]:
     counts = {str(g): 0 for g in range(5)}
-    for judged in collection.qrels.values():  # type: ignore[attr-defined]
+    for judged in collection.qrels.values():
         for g in judged.values():
             counts[str(g)] += 1
     return counts

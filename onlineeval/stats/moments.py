@@ -48,10 +48,6 @@ class Moments:
     mean: np.ndarray
     cov: np.ndarray
 
-    @property
-    def k(self) -> int:
-        return int(self.mean.shape[-1])
-
     @classmethod
     def from_units(cls, values: np.ndarray) -> Moments:
         """Moments of the rows of ``values``, shape ``S + (units, k)``, computed centred."""

@@ -23,7 +23,7 @@ from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.progress import Progress
-from onlineeval.stats.moments import Estimate, Moments
+from onlineeval.stats.moments import Estimate, Moments, mean
 from onlineeval.stats.results import Comparison
 
 
@@ -82,8 +82,7 @@ def welch_df(var_mean_c: np.ndarray, n_c: np.ndarray, var_mean_t: np.ndarray,
 
 def welch(control: Moments, treatment: Moments, col: int, alpha: float = 0.05) -> Comparison:
     """Welch's t-test on the per-unit variable ``col`` (vectorised over the moments' shape)."""
-    ec = Estimate(control.mean[..., col], control.cov[..., col, col] / control.n)
-    et = Estimate(treatment.mean[..., col], treatment.cov[..., col, col] / treatment.n)
+    ec, et = mean(control, col), mean(treatment, col)
     df = welch_df(ec.var, control.n, et.var, treatment.n)
     return compare(ec, et, alpha, df=df, test="welch-t")
 

@@ -33,7 +33,7 @@ def test_row_negates_lower_is_better_metrics_and_swaps_their_interval():
          "p_adjusted": 0.03},
     ])
     r = ExperimentReadout(exp, offline, ab=ab, srm={"mismatch": False})
-    row = _row(None, r)  # type: ignore[arg-type]
+    row = _row(r)
     assert row["ab:abandonment_rate"] == pytest.approx(0.02)
     assert (row["ab:abandonment_rate_ci_low"], row["ab:abandonment_rate_ci_high"]) == \
         pytest.approx((0.005, 0.035))
