@@ -191,14 +191,15 @@ def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
 
 
 def _per_query_interleaving(exp: Experiment, logs: Any) -> pd.DataFrame:
-    """Per-query Δ_q of the treatment team (sql/agreement/per_query_interleaving.sql)."""
+    """Per-query Δ_q of the treatment team against the control team
+    (sql/agreement/per_query_interleaving.sql)."""
     from onlineeval.interleaving import outcomes
     from onlineeval.queries import load
 
     outcomes.page_outcomes(logs, exp.interleaving_experiment)
     q = load("agreement/per_query_interleaving")
     return logs.con.execute(q.render(query=[_query_column(logs)]),
-                            q.bind(team=exp.treatment_team)).df()
+                            q.bind(team=exp.treatment_team, other=exp.control_team)).df()
 
 
 def _query_column(logs: Any) -> str:

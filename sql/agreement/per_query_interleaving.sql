@@ -1,9 +1,11 @@
 -- name: agreement/per_query_interleaving
 -- computes: per query (topic) of one interleaving comparison, the pages and outcomes from the
---   point of view of team $team, and Δ_q, for the within-experiment offline-online agreement.
+--   point of view of team $team against team $other, and Δ_q, for the within-experiment
+--   offline-online agreement. Only pages comparing exactly this pair count: on multileaved
+--   pages (three or more teams) the other pairs are left out, so each query has one row.
 --   Python wrapper: onlineeval.report.build._per_query_interleaving.
--- grain: one row per (experiment, team pair, query value) where $team is one of the pair
--- params: team
+-- grain: one row per (experiment, query value) of the pair ($team, $other)
+-- params: team, other
 -- identifiers: query
 -- query: the searches column naming the topic (qid when the log has it, else query)
 -- requires: temp table interleaving_page_outcomes (interleaving/page_outcomes) and the
@@ -29,7 +31,7 @@ pages AS (
         END AS result
     FROM interleaving_page_outcomes AS p
     JOIN searches AS s ON s.search_id = p.search_id
-    WHERE p.team_a = $team OR p.team_b = $team
+    WHERE (p.team_a = $team AND p.team_b = $other) OR (p.team_a = $other AND p.team_b = $team)
 ),
 per_query AS (
     SELECT

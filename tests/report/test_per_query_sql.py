@@ -53,6 +53,40 @@ def test_per_query_delta_by_hand(logs):
     assert other.loc["q2", "delta_q"] == pytest.approx(-0.5)
 
 
+def test_multileaved_pages_count_only_the_studied_pair():
+    # three teams on every page; the study compares T (treatment) with C (control). Pages
+    # also pair T and C with X: those comparisons must not add rows (each query one row, or
+    # the within-experiment agreement would see a query twice)
+    ts = pd.Timestamp("2026-01-01 10:00")
+    ids = ["s1", "s2", "s3"]
+    searches = pd.DataFrame({
+        "search_id": ids, "user_id": ["u1", "u2", "u3"],
+        "ts": [ts + pd.Timedelta(minutes=i) for i in range(3)],
+        "query": ["a", "a", "b"], "qid": ["q1", "q1", "q2"],
+        "experiment": "e", "variant": "interleaved",
+    })
+    results = pd.DataFrame({
+        "search_id": [s for s in ids for _ in range(3)], "rank": [1, 2, 3] * 3,
+        "doc_id": [f"{s}-d{r}" for s in ids for r in (1, 2, 3)],
+        "team": ["T", "C", "X"] * 3,
+    })
+    clicks = pd.DataFrame({
+        # s1: T's result (T beats C); s2: X's result (T vs C undecided); s3: C's (C beats T)
+        "search_id": ids, "rank": [1, 3, 2],
+        "ts": [ts + pd.Timedelta(minutes=i, seconds=5) for i in range(3)],
+    })
+    logs = onlineeval.load_logs(searches=searches, results=results, clicks=clicks)
+    exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), interleaving_experiment="e",
+                     control_team="C", treatment_team="T")
+    df = _per_query_interleaving(exp, logs)
+    assert df["qid"].tolist() == ["q1", "q2"] and set(df["other_team"]) == {"C"}
+    df = df.set_index("qid")
+    assert df.loc["q1", ["pages", "wins_t", "wins_o", "ties"]].tolist() == [2, 1, 0, 0]
+    assert df.loc["q1", "delta_q"] == pytest.approx(0.5)
+    assert df.loc["q2", ["pages", "wins_t", "wins_o", "ties"]].tolist() == [1, 0, 1, 0]
+    assert df.loc["q2", "delta_q"] == pytest.approx(-0.5)
+
+
 def test_per_query_ab_ctr_by_hand():
     from onlineeval.report.build import _per_query_ab
 
