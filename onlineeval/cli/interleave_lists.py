@@ -25,20 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write here instead of stdout")
 
 
-def _rankings(path: str) -> dict[str, list[str]]:
-    """``{qid: [docno, ...]}`` best first, in trec_eval's order (score desc, docno desc)."""
-    from onlineeval.offline import read_run
-
-    run = read_run(path)
-    run = run.sort_values(["qid", "score", "docno"], ascending=[True, False, False],
-                          kind="mergesort")
-    return {str(q): g["docno"].astype(str).tolist() for q, g in run.groupby("qid", sort=True)}
-
-
 def run(args: argparse.Namespace) -> int:
     from onlineeval.errors import InvalidParameterError
     from onlineeval.interleaving import team_draft, team_draft_multileave
     from onlineeval.interleaving._random import derived_generator
+    from onlineeval.offline.ranked_lists import ranked_lists
 
     if len(args.runs) < 2:
         raise InvalidParameterError(f"interleave-lists needs two or more runs; got "
@@ -56,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if any(any(ch.isspace() for ch in t) for t in teams):
         raise InvalidParameterError(f"team names cannot contain whitespace; got {teams}")
-    lists = [_rankings(p) for p in args.runs]
+    # each run as {qid: [docno, ...]} in trec_eval's order (score desc, docno desc)
+    lists = [ranked_lists(p) for p in args.runs]
     qids = sorted(set().union(*lists))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:

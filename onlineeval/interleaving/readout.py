@@ -128,6 +128,13 @@ def interleaving_readout(
         matching no result), repeat_clicks (repeated clicks on one result, counted once),
         method. ``winner`` is the winning team's name, or None when p ≥ alpha.
         A warning names the counts when clicks could not be credited.
+
+    Notes
+    -----
+    The page outcomes stay in ``logs.con`` as the temp table
+    :data:`~onlineeval.interleaving.outcomes.PAGE_TABLE` (replaced by the next readout on the
+    same logs), so a caller can run further SQL on them without reading the log again (the
+    study report's per-query Δ_q does).
     """
     if not isinstance(alpha, float | int) or not 0.0 < alpha < 1.0:
         raise InvalidParameterError(f"alpha must lie in (0, 1); got {alpha!r}")

@@ -49,7 +49,7 @@ from onlineeval.offline import extra_measures as _extra  # registers extras and 
 from onlineeval.offline.measures.base import MEASURES, Params
 from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
 from onlineeval.offline.trec_eval import _fix_missing, _sequential_sum
-from onlineeval.offline.trec_format import read_run
+from onlineeval.offline.trec_format import _is_path, _run_frame, read_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -298,6 +298,14 @@ def pr_curve(qrels: Any, run: Any, relevance_level: int = 1) -> pd.DataFrame:
 
 
 def as_run_frame(run: Any, what: str = "run") -> pd.DataFrame:
-    """A run (path, DataFrame or ``{qid: {docno: score}}``) as DataFrame (qid, docno, score)."""
-    frame = read_run(run)
+    """A run (path, DataFrame or ``{qid: {docno: score}}``) as DataFrame (qid, docno, score).
+
+    Validated as :func:`~onlineeval.offline.trec_format.read_run` validates it. ``what`` names
+    a DataFrame or dict input in error messages (e.g. ``"rbo second run (run_b)"``), so a
+    caller taking several runs can say which one is bad; a file is named by its path and line.
+    """
+    if _is_path(run):
+        frame = read_run(run)
+    else:
+        frame = _run_frame(run, what=what)
     return frame[["qid", "docno", "score"]]

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onlineeval.errors import InputError, InvalidParameterError
+from onlineeval.offline.ranked_lists import ranked_lists
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,19 +109,15 @@ def rbo_lists(
 
 
 def _rankings(run: object, which: str) -> dict[str, list[str]]:
-    """``{qid: [docno, ...]}`` best first, ordered as trec_eval orders a run."""
+    """``{qid: [docno, ...]}`` best first: given lists as they are, a scored run ranked as
+    trec_eval ranks it (:func:`~onlineeval.offline.ranked_lists.ranked_lists`)."""
     if isinstance(run, Mapping) and all(
         isinstance(v, Sequence) and not isinstance(v, str) for v in run.values()
     ):
         # already ranked lists
         return {str(q): [str(d) for d in docs] for q, docs in run.items()}
-    from onlineeval.offline.api import as_run_frame
-
-    frame = as_run_frame(run, what=f"rbo {which} run")
-    # trec_eval's order: score descending, then docno descending (strcmp), per query
-    frame = frame.sort_values(["qid", "score", "docno"], ascending=[True, False, False],
-                              kind="mergesort")
-    return {str(q): g["docno"].astype(str).tolist() for q, g in frame.groupby("qid", sort=True)}
+    arg = "run_a" if which == "first" else "run_b"
+    return ranked_lists(run, what=f"rbo {which} run ({arg})")
 
 
 def rbo(
@@ -144,6 +141,13 @@ def rbo(
     -------
     DataFrame with columns ``qid`` and ``rbo``, one row per query in either run (sorted by
     qid). A query missing from one run scores 0.0.
+
+    Raises
+    ------
+    InputError
+        A run cannot be read — the message names a file by path and line, a DataFrame or
+        dict as ``rbo first run (run_a)`` / ``rbo second run (run_b)`` — or a ranking lists
+        a document twice for a query (the message names the query).
     """
     import pandas as pd
 

@@ -581,7 +581,7 @@ def _is_path(source: Any) -> bool:
     return isinstance(source, str | os.PathLike)
 
 
-def _nested_dict(source: Mapping[Any, Any], value_name: str) -> pd.DataFrame:
+def _nested_dict(source: Mapping[Any, Any], value_name: str, what: str) -> pd.DataFrame:
     import pandas as pd
 
     qid: list[str] = []
@@ -590,7 +590,7 @@ def _nested_dict(source: Mapping[Any, Any], value_name: str) -> pd.DataFrame:
     for q, docs in source.items():
         if not isinstance(docs, Mapping):
             raise SchemaError(
-                f"{value_name} dict must map qid -> {{docno: {value_name}}}; qid {q!r} maps to "
+                f"{what} dict must map qid -> {{docno: {value_name}}}; qid {q!r} maps to "
                 f"{type(docs).__name__}"
             )
         for d, v in docs.items():
@@ -606,7 +606,7 @@ def _as_frame(source: Any, value_name: str, what: str) -> pd.DataFrame:
     import pandas as pd
 
     if isinstance(source, Mapping):
-        return _nested_dict(source, value_name)
+        return _nested_dict(source, value_name, what)
     if isinstance(source, pd.DataFrame):
         missing = [c for c in ("qid", "docno", value_name) if c not in source.columns]
         if missing:
@@ -657,20 +657,21 @@ def _qrels_frame(source: Any) -> pd.DataFrame:
     })
 
 
-def _run_frame(source: Any) -> pd.DataFrame:
+def _run_frame(source: Any, what: str = "run") -> pd.DataFrame:
+    """A run DataFrame or dict, validated; ``what`` names the input in error messages."""
     import pandas as pd
 
-    df = _as_frame(source, "score", "run")
+    df = _as_frame(source, "score", what)
     score = pd.to_numeric(df["score"], errors="coerce")
     if score.isna().any():
         row = int(np.flatnonzero(score.isna().to_numpy())[0])
         raise SchemaError(
-            f"run column 'score' row {row}: {_show(df['score'].iloc[row])} is not a number; "
-            f"scores must be numeric (NaN is not allowed)"
+            f"{what} column 'score' row {row}: {_show(df['score'].iloc[row])} is not a "
+            f"number; scores must be numeric (NaN is not allowed)"
         )
     out = pd.DataFrame({
-        "qid": _string_column(df, "qid", "run").to_numpy(dtype=object),
-        "docno": _string_column(df, "docno", "run").to_numpy(dtype=object),
+        "qid": _string_column(df, "qid", what).to_numpy(dtype=object),
+        "docno": _string_column(df, "docno", what).to_numpy(dtype=object),
         "score": score.to_numpy(dtype=np.float64),
     })
     for extra in ("rank", "tag"):

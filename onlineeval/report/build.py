@@ -167,6 +167,9 @@ def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, s
 
 
 def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
+    """The readout of the experiment's treatment/control team pair; its warnings in
+    ``attrs["warnings"]``. Leaves the experiment's page outcomes in ``logs.con`` for
+    :func:`_per_query_interleaving`."""
     import warnings
 
     from onlineeval import interleaving_readout
@@ -192,11 +195,15 @@ def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
 
 def _per_query_interleaving(exp: Experiment, logs: Any) -> pd.DataFrame:
     """Per-query Δ_q of the treatment team against the control team
-    (sql/agreement/per_query_interleaving.sql)."""
-    from onlineeval.interleaving import outcomes
+    (sql/agreement/per_query_interleaving.sql).
+
+    Reads the page outcomes that :func:`_interleaving` (the readout) has just stored in
+    ``logs.con`` for ``exp.interleaving_experiment``: the log is read once per experiment,
+    and the readout's warnings (e.g. pages naming a single team) are captured there, once.
+    Call it right after :func:`_interleaving` on the same logs.
+    """
     from onlineeval.queries import load
 
-    outcomes.page_outcomes(logs, exp.interleaving_experiment)
     q = load("agreement/per_query_interleaving")
     return logs.con.execute(q.render(query=[_query_column(logs)]),
                             q.bind(team=exp.treatment_team, other=exp.control_team)).df()
@@ -257,9 +264,10 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         try:
             logs = cache.get(exp.interleaving_logs)
             out.interleaving = _interleaving(study, exp, logs)
+            # next, before anything else uses logs.con: reads the readout's page outcomes
+            pqi = _per_query_interleaving(exp, logs)
             out.notes.extend(f"interleaving: {w}"
                              for w in out.interleaving.attrs.get("warnings", []))
-            pqi = _per_query_interleaving(exp, logs)
         except OnlineEvalError as exc:
             err = _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
                            study)

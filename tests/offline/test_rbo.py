@@ -132,3 +132,34 @@ def test_runs_from_trec_files(tmp_path):
     out = rbo(str(a), b, p=0.9)
     assert out["rbo"].tolist() == pytest.approx([0.630], abs=1e-12)
     assert rbo(a, a)["rbo"].tolist() == pytest.approx([1.0], abs=1e-12)
+
+
+_GOOD = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [2.0, 1.0]})
+# each bad input with the part of the reader's message that says what is wrong with it
+_BAD_RUNS = [
+    (pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, "high"]}),
+     r"column 'score' row 1: 'high' is not a number"),
+    (pd.DataFrame({"qid": ["1"], "docno": ["a"]}), r"DataFrame needs columns qid, docno, score"),
+    (pd.DataFrame({"qid": ["1"], "docno": ["a b"], "score": [1.0]}),
+     r"column 'docno' row 0: 'a b' is empty or contains whitespace"),
+    ({"1": {"a": 1.0, "b": "high"}}, r"column 'score' row 1: 'high' is not a number"),
+    ({"1": {"a": 1.0}, "2": 5}, r"dict must map qid -> \{docno: score\}; qid '2' maps to int"),
+    (42, r"must be a file path, a DataFrame"),
+]
+
+
+@pytest.mark.parametrize(("bad", "problem"), _BAD_RUNS)
+def test_a_bad_dataframe_or_dict_run_is_named_by_its_position(bad, problem):
+    with pytest.raises(InputError, match=r"^rbo second run \(run_b\) .*" + problem) as second:
+        rbo(_GOOD, bad)
+    assert "first" not in str(second.value)
+    with pytest.raises(InputError, match=r"^rbo first run \(run_a\) .*" + problem) as first:
+        rbo(bad, _GOOD)
+    assert "second" not in str(first.value)
+
+
+def test_a_bad_run_file_is_named_by_path_and_line(tmp_path):
+    bad = tmp_path / "bad.run"
+    bad.write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 high t\n")
+    with pytest.raises(InputError, match=r"bad\.run:2: score \(5th field\) must be a number"):
+        rbo(_GOOD, bad)

@@ -41,3 +41,100 @@ def test_row_negates_lower_is_better_metrics_and_swaps_their_interval():
     assert row["ab:ctr"] == pytest.approx(0.03)
     assert (row["ab:ctr_ci_low"], row["ab:ctr_ci_high"]) == pytest.approx((0.01, 0.05))
     assert row["offline:map"] == 0.1 and row["srm_mismatch"] is False
+
+
+@pytest.fixture
+def interleaving_study(tmp_path):
+    """A study of one experiment x (treatment run t, control run c) with interleaving logs
+    only; the log also holds experiment 'solo' whose page names a single team."""
+    from onlineeval.study import read_study
+
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    (tmp_path / "c.run").write_text("q1 Q0 d2 1 2 c\nq1 Q0 d1 2 1 c\nq2 Q0 d3 1 1 c\n")
+    (tmp_path / "t.run").write_text("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq2 Q0 d3 1 1 t\n")
+    il = tmp_path / "il"
+    il.mkdir()
+    ts = pd.Timestamp("2026-01-01")
+    # x: s1 q1 t-c, click rank 1 -> t wins; s2 q1 c-t, click rank 1 -> c wins;
+    #    s3 q2 t-c, click rank 1 -> t wins.  solo: s4 q1, both results by t (single team)
+    pd.DataFrame({
+        "search_id": ["s1", "s2", "s3", "s4"], "user_id": ["u1", "u2", "u3", "u4"],
+        "ts": [ts + pd.Timedelta(minutes=i) for i in range(4)],
+        "query": ["q1", "q1", "q2", "q1"], "experiment": ["x", "x", "x", "solo"],
+    }).to_csv(il / "searches.csv", index=False)
+    pd.DataFrame({
+        "search_id": [s for s in ("s1", "s2", "s3", "s4") for _ in range(2)],
+        "rank": [1, 2] * 4, "doc_id": ["d1", "d2", "d2", "d1", "d3", "d4", "d1", "d2"],
+        "team": ["t", "c", "c", "t", "t", "c", "t", "t"],
+    }).to_csv(il / "results.csv", index=False)
+    pd.DataFrame({"search_id": ["s1", "s2", "s3", "s4"], "rank": [1, 1, 1, 1],
+                  "ts": [ts + pd.Timedelta(minutes=i, seconds=5) for i in range(4)]}
+                 ).to_csv(il / "clicks.csv", index=False)
+    p = tmp_path / "study.toml"
+    p.write_text('qrels = "qrels.txt"\ninterleaving_logs = "il"\nmeasures = ["P@1"]\n'
+                 'n_resamples = 100\n[[experiment]]\nname = "x"\ncontrol_run = "c.run"\n'
+                 'treatment_run = "t.run"\n')
+    return read_study(p)
+
+
+def test_interleaving_page_outcomes_computed_once_and_warnings_captured(
+        interleaving_study, monkeypatch, recwarn, capsys):
+    import dataclasses
+
+    from onlineeval.interleaving import outcomes
+    from onlineeval.report import build_report
+
+    # A study file always names the experiment, and within one named experiment no page is
+    # left out for naming a single team (a single-team experiment is an error instead). The
+    # warning arises when the readout reads every experiment of the log: an Experiment built
+    # in code without an experiment filter.
+    (exp,) = interleaving_study.experiments
+    study = dataclasses.replace(
+        interleaving_study,
+        experiments=(dataclasses.replace(exp, interleaving_experiment=None),))
+    calls = []
+    real = outcomes.page_outcomes
+
+    def counting(logs, experiment=None):
+        calls.append(experiment)
+        return real(logs, experiment)
+
+    monkeypatch.setattr(outcomes, "page_outcomes", counting)
+    r = build_report(study)
+    assert calls == [None]  # the log's page outcomes are built once for the experiment
+    assert [str(w.message) for w in recwarn] == []  # nothing escaped the report's capture
+    assert capsys.readouterr().err == ""
+    e = r.experiments[0]
+    single = [n for n in e.notes if "name only one team" in n]
+    assert single == ["interleaving: 1 interleaved pages belong to experiments whose pages "
+                      "name only one team and were left out of the readout (check the team "
+                      "names and the experiment column)"]
+    il = e.interleaving.iloc[0]
+    assert (il["team_a"], il["team_b"], il["wins_a"], il["wins_b"], il["ties"]) == \
+        ("t", "c", 2, 1, 0)
+    assert il["delta_ab"] == pytest.approx((2 + 0 / 2) / 3 - 0.5)
+    # per-query Δ_q of t against c: q1 one win each -> 0; q2 t's win -> +0.5. Offline Δ P@1
+    # (t − c): q1 1 − 0 = +1, q2 1 − 1 = 0. Each query has a zero on one side: no direction
+    w = e.within["interleaving Δ_q"]
+    assert (w["n"], w["n_agree"], w["n_disagree"], w["n_zero"]) == (2, 0, 0, 2)
+
+
+def test_study_file_experiment_reads_its_page_outcomes_once(interleaving_study, monkeypatch,
+                                                           recwarn):
+    from onlineeval.interleaving import outcomes
+    from onlineeval.report.build import _experiment, _LogCache
+
+    calls = []
+    real = outcomes.page_outcomes
+    monkeypatch.setattr(outcomes, "page_outcomes",
+                        lambda logs, experiment=None: calls.append(experiment)
+                        or real(logs, experiment))
+    (exp,) = interleaving_study.experiments
+    r = _experiment(interleaving_study, exp, _LogCache())
+    assert calls == ["x"]
+    # within experiment x no page is left out: no warning, no note about one
+    assert [str(w.message) for w in recwarn] == []
+    assert r.notes == ["no A/B logs in the study for this experiment"]
+    il = r.interleaving.iloc[0]
+    assert (il["wins_a"], il["wins_b"], il["impressions"]) == (2, 1, 3)
+    assert r.within["interleaving Δ_q"]["n"] == 2

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import onlineeval
+from onlineeval.interleaving.outcomes import page_outcomes
 from onlineeval.report.build import _per_query_interleaving
 from onlineeval.study import Experiment
 
@@ -40,6 +41,7 @@ def logs():
 def test_per_query_delta_by_hand(logs):
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), interleaving_experiment="e",
                      control_team="C", treatment_team="T")
+    page_outcomes(logs, "e")  # the report's readout stores them before the per-query SQL
     df = _per_query_interleaving(exp, logs).set_index("qid")
     assert df.loc["q1", ["pages", "wins_t", "wins_o", "ties"]].tolist() == [3, 1, 1, 1]
     assert df.loc["q1", "delta_q"] == pytest.approx((1 + 0.5) / 3 - 0.5)
@@ -78,6 +80,7 @@ def test_multileaved_pages_count_only_the_studied_pair():
     logs = onlineeval.load_logs(searches=searches, results=results, clicks=clicks)
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), interleaving_experiment="e",
                      control_team="C", treatment_team="T")
+    page_outcomes(logs, "e")
     df = _per_query_interleaving(exp, logs)
     assert df["qid"].tolist() == ["q1", "q2"] and set(df["other_team"]) == {"C"}
     df = df.set_index("qid")
