@@ -49,7 +49,7 @@ from onlineeval.offline import extra_measures as _extra  # registers extras and 
 from onlineeval.offline.measures.base import MEASURES, Params
 from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
 from onlineeval.offline.trec_eval import _fix_missing, _sequential_sum
-from onlineeval.offline.trec_format import _is_path, _run_frame, read_run
+from onlineeval.offline.trec_format import Labelled, _is_path, _run_frame, read_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -216,7 +216,7 @@ def _compute(specs: list[MeasureSpec],
 
 def evaluate(
     qrels: Any, run: Any, measures: Sequence[str] | str, per_query: bool = False,
-    relevance_level: int = 1, *, complete: bool = False,
+    relevance_level: int = 1, *, complete: bool = False, run_label: str = "run",
 ) -> pd.DataFrame:
     """Score a run against relevance judgments.
 
@@ -230,6 +230,9 @@ def evaluate(
     per_query : one row per query instead of the summary row.
     relevance_level : grade from which a document counts as relevant (trec_eval ``-l``).
     complete : also score judged queries absent from the run, as 0 (trec_eval ``-c``).
+    run_label : names a DataFrame or dict run in error messages (a bad score, a duplicate
+        document, no query in common), so a caller scoring several runs can say which one is
+        bad, e.g. ``"second run (run_b)"``; a file is named by its path and line instead.
 
     Returns
     -------
@@ -256,6 +259,10 @@ def evaluate(
     measures = list(measures)
     if not measures:
         raise InvalidParameterError("evaluate needs at least one measure name, e.g. ['ndcg@10']")
+    if not isinstance(run_label, str) or not run_label:
+        raise InvalidParameterError(
+            f"run_label must be a non-empty string naming the run; got {run_label!r}"
+        )
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | np.integer):
         raise InvalidParameterError(
             f"relevance_level must be an integer grade (trec_eval -l); got {relevance_level!r}"
@@ -263,7 +270,8 @@ def evaluate(
     specs = [parse_measure(m) for m in measures]
     _import_in_background("pandas")  # needed for the result only; loads while files are read
     with no_hugepage_advice():
-        ranked = prepare(qrels, run, relevance_level=int(relevance_level), complete=complete)
+        ranked = prepare(qrels, Labelled(run, run_label), relevance_level=int(relevance_level),
+                         complete=complete)
         columns, owner = _compute(specs, ranked)
 
     import pandas as pd

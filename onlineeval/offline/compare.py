@@ -222,17 +222,19 @@ def _run_name(run: object, default: str) -> str:
     return default
 
 
-def _named_runs(run_b: object) -> list[tuple[str, object]]:
+def _named_runs(run_b: object) -> list[tuple[str, object, str]]:
+    """(name in the result, run, label for errors in a DataFrame/dict run) of each run."""
     if isinstance(run_b, Mapping) and run_b and all(
         isinstance(v, str | Path | pd.DataFrame) or _is_nested(v) for v in run_b.values()
     ):
-        return [(str(k), v) for k, v in run_b.items()]
+        return [(str(k), v, f"compare run {str(k)!r} (run_b[{k!r}])") for k, v in run_b.items()]
     if isinstance(run_b, list | tuple):
         names = [_run_name(r, f"run_{i + 1}") for i, r in enumerate(run_b)]
         if len(set(names)) != len(names):
             names = [f"{n}#{i + 1}" for i, n in enumerate(names)]
-        return list(zip(names, run_b, strict=True))
-    return [(_run_name(run_b, "run_b"), run_b)]
+        return [(n, r, f"compare run {n!r} (run_b[{i}])")
+                for i, (n, r) in enumerate(zip(names, run_b, strict=True))]
+    return [(_run_name(run_b, "run_b"), run_b, "compare second run (run_b)")]
 
 
 def _is_nested(value: object) -> bool:
@@ -264,17 +266,20 @@ def check_measures(measures: Sequence[str]) -> None:
             )
 
 
-def per_query_scores(qrels: object, run: object, measures: Sequence[str]) -> pd.DataFrame:
+def per_query_scores(qrels: object, run: object, measures: Sequence[str], *,
+                     run_label: str = "run") -> pd.DataFrame:
     """Per-query scores of ``run`` (index: qid as text), one column per measure value.
 
     Scored as ``trec_eval -c`` scores (:func:`onlineeval.offline.evaluate` with
     ``complete=True``): every judged query is present, 0 where the run did not answer it.
     Columns keep the names evaluate() gives them (``ndcg@10`` -> ``ndcg_cut_10``).
+    ``run_label`` names a DataFrame or dict run in error messages (evaluate's ``run_label``).
     """
     from onlineeval.offline import evaluate
 
     check_measures(measures)
-    pq = evaluate(qrels, run, list(measures), per_query=True, complete=True)
+    pq = evaluate(qrels, run, list(measures), per_query=True, complete=True,
+                  run_label=run_label)
     pq = pq.set_index("qid")
     pq.index = pq.index.astype(str)
     return pq.astype(float)
@@ -304,6 +309,14 @@ def compare(qrels: object, run_a: object, run_b: object, measures: Sequence[str]
     DataFrame, one row per (run, measure): baseline, run, measure, n_queries, mean_a, mean_b,
     delta (= mean_b − mean_a), ci_low, ci_high, p_value, p_adjusted, significant,
     effect_size (Cohen's d_z), test.
+
+    Raises
+    ------
+    InputError (LogFormatError, SchemaError)
+        A qrels or run cannot be read or scored. A bad file is named by its path and line; a
+        bad DataFrame or dict run by its place: ``compare baseline run (run_a)``,
+        ``compare second run (run_b)``, ``compare run 'NAME' (run_b[1])`` for a list or
+        ``(run_b['NAME'])`` for a dict.
     """
     if isinstance(measures, str):
         measures = [measures]
@@ -315,8 +328,9 @@ def compare(qrels: object, run_a: object, run_b: object, measures: Sequence[str]
         from onlineeval.offline import read_qrels
 
         qrels = read_qrels(qrels)  # read once, not once per run
-    base = per_query_scores(qrels, run_a, measures)
-    others = {name: per_query_scores(qrels, run, measures) for name, run in _named_runs(run_b)}
+    base = per_query_scores(qrels, run_a, measures, run_label="compare baseline run (run_a)")
+    others = {name: per_query_scores(qrels, run, measures, run_label=label)
+              for name, run, label in _named_runs(run_b)}
     return compare_scores(base, others, test, alpha, correction,
                           baseline=_run_name(run_a, "run_a"), confidence=confidence,
                           n_resamples=n_resamples, seed=seed)

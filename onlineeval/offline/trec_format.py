@@ -19,11 +19,26 @@ File formats (as trec_eval 10.0 reads them, ``get_qrels.c`` / ``get_trec_results
     line, as in trec_eval.
     Both: fields are separated by any run of ASCII whitespace (space, tab, \\v, \\f, \\r —
     C ``isspace``, as trec_eval; other Unicode whitespace such as U+00A0 belongs to the field);
-    blank lines and lines whose first non-blank character is ``#`` are skipped.
+    blank lines and lines whose first non-blank character is ``#`` are skipped. Lines end
+    at ``\\n`` only; a lone ``\\r`` is whitespace inside the line, as for trec_eval.
+
+Text encoding
+    The fields onlineeval keeps — qid and docno, and for :func:`read_run` also rank and tag
+    (for the engine, the tag of the last line: the run id) — must be valid UTF-8; a field
+    that is not is a :class:`~onlineeval.errors.LogFormatError` naming ``file:line`` and the
+    field. trec_eval reads every field as raw bytes (its ``strcmp`` order is the byte
+    order), so it would accept, say, Latin-1 docnos; onlineeval returns qids and docnos as
+    Python text and pandas 3's string dtype cannot hold undecodable bytes, so such a file is
+    refused rather than altered. trec_eval gives the same results on a Latin-1 file
+    re-encoded as UTF-8 (``iconv -f latin1 -t utf-8``): the mapping is one-to-one and UTF-8
+    keeps the byte order of Latin-1 text. Fields trec_eval ignores (iter, anything after
+    the sixth field; in the engine also rank and all tags but the last) and comment lines
+    are not checked.
 
 Where we are stricter than trec_eval (documented choices, each a clear error, never a silent
 change of the numbers): a non-numeric or NaN score (trec_eval's ``atof`` would read it as 0 or
-a prefix of it), a non-integer grade (``atol`` would truncate ``1.5`` to 1), and a qrels line
+a prefix of it), a non-integer grade (``atol`` would truncate ``1.5`` to 1), a kept field
+that is not UTF-8 (see "Text encoding"), and a qrels line
 with more than four fields or a run line with fewer than six (trec_eval also refuses these,
 but names only a line count that skips comments). Errors are
 :class:`~onlineeval.errors.LogFormatError` naming ``file:line``, what was expected and what was
@@ -42,7 +57,8 @@ number. The fast path never accepts a line the scanner would reject.
 
 Internal API used by the engine (not re-exported)
     ``load_qrels(source)`` / ``load_run(source)`` -> :class:`Columns` (qid, docno, value,
-    name, runid) without building pandas objects for files on the fast path.
+    name, runid) without building pandas objects for files on the fast path;
+    ``load_run(Labelled(run, label))`` names a DataFrame or dict run ``label`` in errors.
 """
 
 from __future__ import annotations
@@ -92,9 +108,11 @@ def read_qrels(source: Any) -> pd.DataFrame:
     Raises
     ------
     LogFormatError
-        A malformed line (file and line number in the message).
+        A malformed line or a qid/docno that is not UTF-8 (file and line number in the
+        message).
     SchemaError
-        A DataFrame without the required columns or with a non-integer grade.
+        A DataFrame without the required columns, with a non-integer grade, or with a qid or
+        docno that a TREC file could not hold (empty, ASCII whitespace or NUL).
     """
     import pandas as pd
 
@@ -128,9 +146,11 @@ def read_run(source: Any) -> pd.DataFrame:
     Raises
     ------
     LogFormatError
-        A malformed line or a non-numeric score (file and line number in the message).
+        A malformed line, a non-numeric score or a qid/docno/rank/tag that is not UTF-8
+        (file and line number in the message).
     SchemaError
-        A DataFrame without the required columns or with a non-numeric score.
+        A DataFrame without the required columns, with a non-numeric score, or with a qid
+        or docno that a TREC file could not hold (empty, ASCII whitespace or NUL).
     """
     import pandas as pd
 
@@ -189,21 +209,41 @@ def load_qrels(source: Any) -> Columns:
                    df["rel"].to_numpy(dtype=np.int64), "qrels")
 
 
+@dataclass(frozen=True)
+class Labelled:
+    """A run ``source`` with the name its errors carry when it is a DataFrame or dict.
+
+    Lets a caller that takes several runs (``compare``) say which one is bad, through
+    :func:`evaluate` and ``prepare``, without reading the run early; a file is named by its
+    path and line whatever the label.
+    """
+
+    source: Any
+    label: str
+
+
 def load_run(source: Any) -> Columns:
-    """Run columns (qid, docno, score) and the run id from any accepted source, validated."""
+    """Run columns (qid, docno, score) and the run id from any accepted source, validated.
+
+    ``source`` may be wrapped in :class:`Labelled`: a DataFrame or dict is then named by the
+    label in errors (and in the engine's, e.g. duplicate documents) instead of ``"run"``.
+    """
+    what = "run"
+    if isinstance(source, Labelled):
+        source, what = source.source, source.label
     if _is_path(source):
         path = Path(source)
         _check_file(path)
         fast = _fast_read(path, "run")
         if fast is not None:
             return fast
-        qid, docno, _rank, score, tag = _scan_run(path)
+        qid, docno, _rank, score, tag = _scan_run(path, full=False)
         return Columns(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object),
                        np.asarray(score, dtype=np.float64), str(path), tag[-1])
-    df = _run_frame(source)
+    df = _run_frame(source, what)
     runid = str(df["tag"].iloc[-1]) if "tag" in df and len(df) else "run"
     return Columns(df["qid"].to_numpy(dtype=object), df["docno"].to_numpy(dtype=object),
-                   df["score"].to_numpy(dtype=np.float64), "run", runid)
+                   df["score"].to_numpy(dtype=np.float64), what, runid)
 
 
 def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
@@ -221,6 +261,13 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
     delim = _fast_delimiter(path, n_fields)
     if delim is None:
         return None
+    runid = ""
+    if kind == "run" and not full:
+        # pyarrow checks that the columns it converts are UTF-8 (else ArrowInvalid: the
+        # scanner then names the line); the run id is read from the tail, not converted
+        runid = _last_runid(path)
+        if not _is_text(runid):
+            return None
     if kind == "qrels":
         names = ["qid", "iter", "docno", "rel"]
         types = {"qid": pa.string(), "docno": pa.string(), "rel": pa.int64()}
@@ -274,7 +321,7 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
         return pd.DataFrame(frame)
     del table
     if kind == "run":
-        return Columns(encoded["qid"], encoded["docno"], arr, str(path), _last_runid(path))
+        return Columns(encoded["qid"], encoded["docno"], arr, str(path), runid)
     return Columns(encoded["qid"], encoded["docno"], arr, str(path))
 
 
@@ -496,7 +543,9 @@ def _check_file(path: Path) -> None:
 
 def _lines(path: Path) -> Any:
     # the callers (read_*/load_*) have run _check_file on path
-    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
+    # newline="\n": a line ends at \n only, as in trec_eval (a lone \r is whitespace; with
+    # universal newlines it would split the line and change what is read)
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
         for lineno, raw in enumerate(fh, 1):
             text = raw.strip(_WS)
             if not text or text.startswith("#"):
@@ -504,6 +553,38 @@ def _lines(path: Path) -> Any:
             if "\x00" in text:
                 raise LogFormatError(path, lineno, "line contains a NUL character")
             yield lineno, _FIELD_SEP.split(text)
+
+
+# (index, name) of the fields that must be valid UTF-8 (see "Text encoding" in the module doc)
+_QRELS_TEXT = ((0, "qid (1st field)"), (2, "docno (3rd field)"))
+_RUN_TEXT = ((0, "qid (1st field)"), (2, "docno (3rd field)"))
+_RUN_TEXT_FULL = _RUN_TEXT + ((3, "rank (4th field)"), (5, "tag (6th field)"))
+_RUNID = ((0, "tag (6th field) of the last line, the run id,"),)
+
+
+def _is_text(value: str) -> bool:
+    """False when ``value`` holds undecodable bytes (surrogates from ``surrogateescape``)."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_text(path: Path, lineno: int, parts: list[str],
+                fields: tuple[tuple[int, str], ...]) -> None:
+    """LogFormatError at ``path:lineno`` for the first of ``fields`` that is not UTF-8."""
+    for index, name in fields:
+        if not _is_text(parts[index]):
+            raw = parts[index].encode("utf-8", errors="surrogateescape")
+            raise LogFormatError(
+                path, lineno,
+                f"{name} is not valid UTF-8: {raw!r}. onlineeval reads qids, docnos and "
+                f"tags as UTF-8 text (trec_eval compares raw bytes); re-encode the file as "
+                f"UTF-8, e.g. iconv -f latin1 -t utf-8 OLD > NEW for a Latin-1 file",
+            )
 
 
 def _scan_qrels(path: Path) -> tuple[list[str], list[str], list[int]]:
@@ -517,6 +598,8 @@ def _scan_qrels(path: Path) -> tuple[list[str], list[str], list[int]]:
                 f"expected 4 whitespace-separated fields 'qid iter docno rel', found "
                 f"{len(parts)}: {' '.join(parts)[:120]!r}",
             )
+        if not (parts[0].isascii() and parts[2].isascii()):
+            _check_text(path, lineno, parts, _QRELS_TEXT)
         try:
             grade = int(parts[3])
         except ValueError:
@@ -532,12 +615,17 @@ def _scan_qrels(path: Path) -> tuple[list[str], list[str], list[int]]:
     return qid, docno, rel
 
 
-def _scan_run(path: Path) -> tuple[list[str], list[str], list[str], list[float], list[str]]:
+def _scan_run(path: Path, full: bool = True,
+              ) -> tuple[list[str], list[str], list[str], list[float], list[str]]:
+    """The run's fields; ``full``: rank and tag are returned to the user, so they must be
+    text too (otherwise only the last tag, the run id, is used)."""
     qid: list[str] = []
     docno: list[str] = []
     rank: list[str] = []
     score: list[float] = []
     tag: list[str] = []
+    text_fields = _RUN_TEXT_FULL if full else _RUN_TEXT
+    last = 0
     for lineno, parts in _lines(path):
         if len(parts) < 6:
             raise LogFormatError(
@@ -545,6 +633,9 @@ def _scan_run(path: Path) -> tuple[list[str], list[str], list[str], list[float],
                 f"expected 6 whitespace-separated fields 'qid iter docno rank score tag', "
                 f"found {len(parts)}: {' '.join(parts)[:120]!r}",
             )
+        if not (parts[0].isascii() and parts[2].isascii()
+                and (not full or parts[3].isascii() and parts[5].isascii())):
+            _check_text(path, lineno, parts, text_fields)
         value = _parse_score(parts[4])
         if value is None:
             raise LogFormatError(
@@ -556,8 +647,11 @@ def _scan_run(path: Path) -> tuple[list[str], list[str], list[str], list[float],
         rank.append(parts[3])
         score.append(value)
         tag.append(parts[5])
+        last = lineno
     if not qid:
         raise LogFormatError(path, None, "no run lines (only blank or comment lines)")
+    if not full:
+        _check_text(path, last, tag[-1:], _RUNID)
     return qid, docno, rank, score, tag
 
 
@@ -622,18 +716,40 @@ def _as_frame(source: Any, value_name: str, what: str) -> pd.DataFrame:
     )
 
 
+# what a field of a TREC file cannot hold: the file readers' separators (C isspace: ASCII
+# whitespace only — U+00A0 and other Unicode spaces belong to a field there, so here too) and
+# NUL, which the line scanner refuses. Explicit, since \s differs between Python's re and
+# pyarrow's RE2 and would also match Unicode spaces.
+_NOT_IN_FIELD = "[ \t\n\r\x0b\x0c\x00]"
+
+
+def _as_text(col: pd.Series, column: str, what: str) -> pd.Series:
+    """``col.astype(str)``, or a SchemaError naming the row of a value that is not text."""
+    try:
+        return col.astype(str)
+    except UnicodeEncodeError:  # a str with lone surrogates (bytes decoded "surrogateescape")
+        row = next(i for i, v in enumerate(col) if not _is_text(str(v)))
+        raise SchemaError(
+            f"{what} column {column!r} row {row}: {col.iloc[row]!r} is not valid Unicode text "
+            f"(it holds undecodable bytes as surrogates, e.g. from errors='surrogateescape'); "
+            f"decode the source with its real encoding"
+        ) from None
+
+
 def _string_column(df: pd.DataFrame, column: str, what: str) -> pd.Series:
+    """Column ``column`` of ``df`` as text, checked as the file readers check a field."""
     col = df[column]
     if col.isna().any():
         row = int(np.flatnonzero(col.isna().to_numpy())[0])
         raise SchemaError(f"{what} column {column!r} is missing a value at row {row}")
-    text = col.astype(str)
-    bad = text.str.contains(r"\s", regex=True) | (text == "")
+    text = _as_text(col, column, what)
+    bad = text.str.contains(_NOT_IN_FIELD, regex=True) | (text == "")
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise SchemaError(
             f"{what} column {column!r} row {row}: {text.iloc[row]!r} is empty or contains "
-            f"whitespace, which a TREC file cannot hold"
+            f"whitespace or NUL (space, \\t, \\n, \\r, \\v, \\f, \\0), which a field of a "
+            f"TREC file cannot hold; remove or replace those characters"
         )
     return text
 
@@ -676,5 +792,5 @@ def _run_frame(source: Any, what: str = "run") -> pd.DataFrame:
     })
     for extra in ("rank", "tag"):
         if extra in df.columns:
-            out[extra] = df[extra].astype(str).to_numpy(dtype=object)
+            out[extra] = _as_text(df[extra], extra, what).to_numpy(dtype=object)
     return out

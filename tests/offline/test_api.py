@@ -282,3 +282,61 @@ def test_value_names_reproduce_trec_eval_golden_output(golden, qrels, run, optio
         assert mine == text, (measure, qid)
         checked += 1
     assert checked > 300
+
+
+# --------------------------------------------------------------------------- input agreement
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2003", "\x1c"])
+def test_non_ascii_whitespace_ids_score_the_same_from_file_and_frame(tmp_path, space):
+    # U+00A0 etc. are part of a field for trec_eval (it splits on C isspace: ASCII only), in a
+    # file and now in a DataFrame/dict too; "a" and "a<space>b" are different documents
+    ab, cd, qid = f"a{space}b", f"c{space}d", f"q{space}1"
+    qrels_path = tmp_path / "q.qrels"
+    run_path = tmp_path / "r.run"
+    qrels_path.write_text(f"{qid} 0 {ab} 1\n{qid} 0 {cd} 2\n{qid} 0 a 0\n{qid} 0 b 0\n")
+    run_path.write_text(f"{qid} Q0 a 1 3.0 t\n{qid} Q0 {ab} 2 2.0 t\n{qid} Q0 {cd} 3 1.0 t\n"
+                        f"{qid} Q0 b 4 0.5 t\n")
+    names = ["AP", "P@1", "P@2", "P@3", "RR", "nDCG@4", "num_rel_ret"]
+    from_files = evaluate(qrels_path, run_path, names, per_query=True)
+    qrels_frame = pd.DataFrame({"qid": [qid] * 4, "docno": [ab, cd, "a", "b"],
+                                "rel": [1, 2, 0, 0]})
+    run_frame = pd.DataFrame({"qid": [qid] * 4, "docno": ["a", ab, cd, "b"],
+                              "score": [3.0, 2.0, 1.0, 0.5]})
+    from_frames = evaluate(qrels_frame, run_frame, names, per_query=True)
+    from_dicts = evaluate({qid: {ab: 1, cd: 2, "a": 0, "b": 0}},
+                          {qid: {"a": 3.0, ab: 2.0, cd: 1.0, "b": 0.5}}, names, per_query=True)
+    pd.testing.assert_frame_equal(from_files, from_frames)
+    pd.testing.assert_frame_equal(from_files, from_dicts)
+    # by hand: ranking a (0), ab (1), cd (2), b (0); 2 relevant documents
+    assert from_files["qid"].tolist() == [qid]
+    row = from_files.iloc[0]
+    assert row["map"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert (row["P_1"], row["P_2"], row["P_3"]) == pytest.approx((0, 1 / 2, 2 / 3))
+    assert row["recip_rank"] == 0.5 and row["num_rel_ret"] == 2
+    dcg = 1 / math.log2(3) + 2 / math.log2(4)       # trec_eval ndcg: linear gain
+    assert row["ndcg_cut_4"] == pytest.approx(dcg / (2 + 1 / math.log2(3)))
+
+
+def test_run_label_names_a_bad_dataframe_or_dict_run():
+    qrels = {"1": {"a": 1, "b": 0}}
+    with pytest.raises(InputError, match=r"^my run column 'score' row 1: 'x' is not a number"):
+        evaluate(qrels, {"1": {"a": 1.0, "b": "x"}}, "map", run_label="my run")
+    with pytest.raises(InputError, match=r"^my run: document 'a' is listed 2 times"):
+        evaluate(qrels, pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "a"],
+                                      "score": [1.0, 2.0]}), "map", run_label="my run")
+    with pytest.raises(InputError, match=r"results in my run "):
+        evaluate(qrels, {"2": {"a": 1.0}}, "map", run_label="my run")
+    # the default names it "run", as before
+    with pytest.raises(InputError, match=r"^run column 'score' row 1"):
+        evaluate(qrels, {"1": {"a": 1.0, "b": "x"}}, "map")
+    for bad in ("", None, 3):
+        with pytest.raises(InvalidParameterError, match="run_label must be a non-empty string"):
+            evaluate(qrels, {"1": {"a": 1.0}}, "map", run_label=bad)
+
+
+def test_run_label_does_not_rename_a_file(tmp_path):
+    run = tmp_path / "bad.run"
+    run.write_text("1 Q0 a 1 1.0 t\n1 Q0 b 2 x t\n")
+    with pytest.raises(InputError, match=r"bad\.run:2: score") as err:
+        evaluate({"1": {"a": 1}}, run, "map", run_label="my run")
+    assert "my run" not in str(err.value)

@@ -351,3 +351,54 @@ def test_readme_compare_example_is_what_the_command_prints(capsys):
     argv = [str(root / a) if a.startswith("sample_logs/") else a for a in argv]
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines() == lines[start + 1:end]
+
+
+# --------------------------------------------------------------------------- which run is bad
+
+_QRELS = {"1": {"a": 1, "b": 0}, "2": {"a": 1, "c": 1}}
+_GOOD = {"1": {"a": 2.0, "b": 1.0}, "2": {"c": 1.0, "a": 0.5}}
+_BAD_RUNS = [
+    (pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, "high"]}),
+     r" column 'score' row 1: 'high' is not a number"),
+    ({"1": {"a": 1.0, "b c": 2.0}}, r" column 'docno' row 1: 'b c' is empty or contains"),
+    (pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "a"], "score": [1.0, 2.0]}),
+     r": document 'a' is listed 2 times for query '1'"),
+    (pd.DataFrame({"qid": ["1"], "docno": ["a"]}), r" DataFrame needs columns qid, docno, score"),
+]
+
+
+@pytest.mark.parametrize(("bad", "problem"), _BAD_RUNS)
+def test_a_bad_dataframe_or_dict_run_is_named_by_its_place(bad, problem):
+    from onlineeval.errors import InputError
+
+    with pytest.raises(InputError, match=r"^compare second run \(run_b\)" + problem) as second:
+        compare(_QRELS, _GOOD, bad, "map")
+    assert "baseline" not in str(second.value)
+    with pytest.raises(InputError, match=r"^compare baseline run \(run_a\)" + problem) as first:
+        compare(_QRELS, bad, _GOOD, "map")
+    assert "second" not in str(first.value)
+    with pytest.raises(InputError, match=r"^compare run 'run_2' \(run_b\[1\]\)" + problem):
+        compare(_QRELS, _GOOD, [_GOOD, bad], "map")
+    with pytest.raises(InputError, match=r"^compare run 'theirs' \(run_b\['theirs'\]\)" + problem):
+        compare(_QRELS, _GOOD, {"mine": _GOOD, "theirs": bad}, "map")
+
+
+def test_a_bad_run_file_in_compare_is_named_by_path_and_line(tmp_path):
+    from onlineeval.errors import LogFormatError
+
+    bad = tmp_path / "bad.run"
+    bad.write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 high t\n")
+    with pytest.raises(LogFormatError, match=r"bad\.run:2: score \(5th field\) must be a number"):
+        compare(_QRELS, _GOOD, [_GOOD, bad], "map")
+
+
+def test_labels_do_not_change_the_comparison():
+    # per_query_scores with a label gives the plain evaluate(..., complete=True) values
+    from onlineeval.offline import evaluate
+    from onlineeval.offline.compare import per_query_scores
+
+    labelled = per_query_scores(_QRELS, _GOOD, ["map", "P@1"], run_label="my run")
+    plain = evaluate(_QRELS, _GOOD, ["map", "P@1"], per_query=True, complete=True)
+    assert labelled.index.tolist() == plain["qid"].tolist() == ["1", "2"]
+    assert labelled["map"].tolist() == plain["map"].tolist() == [1.0, 1.0]
+    assert labelled["P_1"].tolist() == plain["P_1"].tolist() == [1.0, 1.0]

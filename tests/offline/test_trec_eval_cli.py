@@ -31,3 +31,12 @@ def test_no_summary_flag_and_single_measure(capsys):
                  str(DATA / "results.test")]) == 0
     out = capsys.readouterr().out
     assert out == "".join(f"num_ret               \t{q}\t500\n" for q in ("301", "302", "303"))
+
+
+def test_run_not_utf8_is_one_line_error_with_file_and_line(tmp_path, capsys):
+    run = tmp_path / "latin1.run"
+    run.write_bytes(b"301 Q0 FBIS3-10 1 2.5 r\n301 Q0 FBIS3-\xe911 2 1.5 r\n")
+    assert main(["trec-eval", str(DATA / "qrels.test"), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"{run}:2: docno (3rd field) is not valid UTF-8: b'FBIS3-\\xe911'" in err

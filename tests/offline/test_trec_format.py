@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from onlineeval.errors import LogFormatError, SchemaError
-from onlineeval.offline import read_qrels, read_run
+from onlineeval.offline import evaluate, read_qrels, read_run
 from onlineeval.offline import trec_format as tf
 
 
@@ -352,3 +352,192 @@ def test_byte_check_sees_doubled_delimiters_across_steps(tmp_path, monkeypatch, 
     assert tf._regular_bytes(write(tmp_path, "t.run", "a\tb\nc\td\n"), "\t")
     for text in ["a\t\tb\n", "a b\tc\n"]:
         assert not tf._regular_bytes(write(tmp_path, "bt.run", text), "\t"), repr(text)
+
+
+# --------------------------------------------------------------------------- text encoding
+# trec_eval reads qids and docnos as raw bytes; onlineeval returns them as text, so a field it
+# keeps that is not UTF-8 is a file:line error (not a UnicodeEncodeError from pyarrow/pandas).
+# The expected line number is counted from the bytes in each test, independently of the reader.
+
+def _line_of_first_non_ascii(data: bytes) -> int:
+    first = next(i for i, byte in enumerate(data) if byte >= 0x80)
+    return data[:first].count(b"\n") + 1
+
+
+def _write_bytes(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+_RUN = b"".join(b"q%d Q0 doc%d %d %.3f run\n" % (i // 10, i, i, 1 / (i + 1)) for i in range(40))
+_QRELS = b"".join(b"q%d 0 doc%d %d\n" % (i // 10, i, i % 3) for i in range(40))
+
+
+@pytest.mark.parametrize("old, new, field", [
+    (b"\nq2 Q0 doc25 ", b"\nq\xff2 Q0 doc25 ", "qid (1st field)"),
+    (b" doc25 ", b" d\xe9c25 ", "docno (3rd field)"),          # Latin-1 e-acute
+    (b" doc25 ", b" doc25\xc3 ", "docno (3rd field)"),         # a truncated 2-byte sequence
+    (b" doc25 ", b" doc\xed\xa0\x8025 ", "docno (3rd field)"), # an encoded surrogate
+])
+@pytest.mark.parametrize("messy", [False, True])   # fast reader first, or the scanner only
+def test_run_field_not_utf8_is_a_located_error(tmp_path, old, new, field, messy):
+    data = _RUN.replace(old, new)
+    if messy:
+        data = data.replace(b" Q0 ", b"\tQ0  ")
+    path = _write_bytes(tmp_path, "r.run", data)
+    line = _line_of_first_non_ascii(data)
+    assert line == 26
+    want = f"{path}:{line}: {field} is not valid UTF-8"
+    for read in (read_run, tf.load_run,
+                 lambda p: evaluate(_write_bytes(tmp_path, "q.qrels", _QRELS), p, "map")):
+        with pytest.raises(LogFormatError, match=re.escape(want) + ".*iconv") as err:
+            read(path)
+        assert err.value.line == line
+
+
+@pytest.mark.parametrize("old, new, field", [
+    (b"\nq3 0 doc30 ", b"\nq3\x80 0 doc30 ", "qid (1st field)"),
+    (b" doc30 ", b" doc\xff30 ", "docno (3rd field)"),
+])
+def test_qrels_field_not_utf8_is_a_located_error(tmp_path, old, new, field):
+    data = _QRELS.replace(old, new)
+    path = _write_bytes(tmp_path, "q.qrels", data)
+    line = _line_of_first_non_ascii(data)
+    assert line == 31
+    run = _write_bytes(tmp_path, "r.run", _RUN)
+    for read in (read_qrels, tf.load_qrels, lambda p: evaluate(p, run, "map")):
+        with pytest.raises(LogFormatError, match=re.escape(f"{path}:{line}: {field} is not valid")):
+            read(path)
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_bad_byte_deep_in_a_many_chunk_file_names_its_line(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(tf, "_BLOCK_SIZE", 1 << 10)
+    if kind == "run":
+        lines = [b"q%d Q0 doc%d %d %r run\n" % (i // 50, i, i, 1.0 / (i + 1)) for i in range(3000)]
+        readers = (read_run, tf.load_run)
+    else:
+        lines = [b"q%d 0 doc%d %d\n" % (i // 50, i, i % 2) for i in range(3000)]
+        readers = (read_qrels, tf.load_qrels)
+    lines[2345] = lines[2345].replace(b"doc2345", b"doc\xfe2345")
+    data = b"".join(lines)
+    path = _write_bytes(tmp_path, f"big.{kind}", data)
+    assert _line_of_first_non_ascii(data) == 2346 and len(data) > 20 * (1 << 10)   # many blocks
+    for read in readers:
+        with pytest.raises(LogFormatError, match=":2346: docno .3rd field. is not valid UTF-8"):
+            read(path)
+
+
+def test_bad_tag_is_an_error_only_where_the_tag_is_used(tmp_path):
+    # read_run returns every tag; the engine uses only the last line's (the run id), as
+    # trec_eval. Both the fast reader and the scanner draw the same line.
+    for messy in (False, True):
+        base = _RUN.replace(b" Q0 ", b"  Q0 ") if messy else _RUN
+        middle = base.replace(b" run\n", b" r\xe4n\n", 3)       # lines 1-3
+        path = _write_bytes(tmp_path, "mid.run", middle)
+        with pytest.raises(LogFormatError, match=r":1: tag \(6th field\) is not valid UTF-8"):
+            read_run(path)
+        cols = tf.load_run(path)
+        assert isinstance(cols.qid, np.ndarray) == messy and cols.runid == "run"
+        last = base[:-4] + b"r\xe4n\n"
+        path = _write_bytes(tmp_path, "last.run", last)
+        with pytest.raises(LogFormatError, match=r":40: tag \(6th field\) of the last line"):
+            tf.load_run(path)
+        with pytest.raises(LogFormatError, match=r":40: tag \(6th field\) is not valid"):
+            read_run(path)
+
+
+def test_bytes_in_ignored_fields_and_comments_are_accepted(tmp_path):
+    # trec_eval skips the iter field, fields after the sixth and comment lines: so do we
+    data = (b"# r\xe9sum\xe9 of the run\n"
+            + _RUN.replace(b" Q0 ", b" Q\xff ", 5).replace(b" run\n", b" run extra\xff\n", 2))
+    path = _write_bytes(tmp_path, "r.run", data)
+    clean = _write_bytes(tmp_path, "clean.run", _RUN)
+    pd.testing.assert_frame_equal(read_run(path), read_run(clean))
+    qrels = _write_bytes(tmp_path, "q.qrels", b"#\xff\n" + _QRELS.replace(b" 0 ", b" \xff ", 3))
+    clean_qrels = _write_bytes(tmp_path, "clean.qrels", _QRELS)
+    pd.testing.assert_frame_equal(read_qrels(qrels), read_qrels(clean_qrels))
+    measures = ["map", "ndcg", "P_5"]
+    pd.testing.assert_frame_equal(evaluate(qrels, path, measures, per_query=True),
+                                  evaluate(clean_qrels, clean, measures, per_query=True))
+
+
+def test_valid_non_ascii_utf8_stays_on_the_fast_path(tmp_path):
+    text = "".join(f"q{i // 10} Q0 d\u00e9\u6587{i} {i} {1 / (i + 1):.3f} r\u00fcn\n"
+                   for i in range(40))
+    fast = tf.load_run(write(tmp_path, "u.run", text))
+    slow = tf.load_run(write(tmp_path, "u2.run", text.replace(" ", "\t ")))
+    assert not isinstance(fast.qid, np.ndarray) and isinstance(slow.qid, np.ndarray)
+    assert fast.docno.to_pylist() == slow.docno.tolist() == [
+        f"d\u00e9\u6587{i}" for i in range(40)]
+    assert fast.runid == slow.runid == "r\u00fcn"
+    assert read_run(tmp_path / "u.run")["tag"].tolist() == ["r\u00fcn"] * 40
+
+
+def test_lone_carriage_return_is_whitespace_not_a_line_break(tmp_path):
+    # trec_eval (get_trec_results.c / get_qrels.c) ends lines at \n only and splits fields
+    # with isspace(), so "\r" separates fields: the run line below is ONE line whose fields
+    # after the sixth are ignored, and "q1\rQ0" are two fields.
+    run = write(tmp_path, "r.run", "q1 Q0 d1 1 0.5 run\rq1 Q0 d2 2 0.4 run\nq1\rQ0 d3 3 0.3 x\n")
+    frame = read_run(run)
+    assert frame[["qid", "docno"]].values.tolist() == [["q1", "d1"], ["q1", "d3"]]
+    assert tf.load_run(run).runid == "x"
+    # line numbers count \n only
+    bad = write(tmp_path, "bad.run", "q1 Q0 d1 1 0.5 run\r\rq1 Q0 d2 2 0.4 run\nq1 Q0 d3\n")
+    with pytest.raises(LogFormatError, match=r"bad\.run:2: expected 6"):
+        read_run(bad)
+    # a qrels line must have 4 fields: trec_eval calls this one malformed (it was two lines)
+    qrels = write(tmp_path, "cr.qrels", "q1 0 d1 1\rq1 0 d2 0\n")
+    with pytest.raises(LogFormatError, match=r"cr\.qrels:1: expected 4 .* found 8"):
+        read_qrels(qrels)
+    crlf = write(tmp_path, "crlf.qrels", "q1 0 d1 1\r\nq1 0 d2 0\r\n")
+    assert read_qrels(crlf).values.tolist() == [["q1", "d1", 1], ["q1", "d2", 0]]
+
+
+# --------------------------------------------------------------------------- DataFrame fields
+# A DataFrame or dict field may hold anything a field of a TREC file holds: the file readers
+# split on ASCII whitespace only (C isspace), so U+00A0, U+2003, \x1c... belong to a field.
+
+@pytest.mark.parametrize("char", ["\u00a0", "\u2003", "\u3000", "\x1c", "\x85", "\u2028"])
+def test_non_ascii_whitespace_in_a_frame_is_kept_as_in_a_file(tmp_path, char):
+    docno = f"d{char}1"
+    path = write(tmp_path, "r.run", f"q1 Q0 {docno} 1 2.5 t\nq1 Q0 d2 2 1.5 t\n")
+    from_file = read_run(path)
+    assert from_file["docno"].tolist() == [docno, "d2"]          # the scanner kept it
+    frame = read_run(pd.DataFrame({"qid": ["q1", "q1"], "docno": [docno, "d2"],
+                                   "score": [2.5, 1.5]}))
+    assert frame["docno"].tolist() == [docno, "d2"]
+    q = read_qrels({"q1": {docno: 1}})
+    assert q["docno"].tolist() == [docno]
+
+
+@pytest.mark.parametrize("char", [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x00"])
+def test_ascii_whitespace_and_nul_in_a_frame_are_refused_as_a_file_cannot_hold_them(
+        tmp_path, char):
+    docno = f"d{char}1"
+    # the file reader cannot read this docno back as one field: it splits the line there
+    # (a 7-field line: docno "d") or, for \n, breaks it, or refuses NUL
+    path = (tmp_path / "r.run")
+    path.write_bytes(f"q1 Q0 {docno} 1 2.5 t\n".encode())
+    try:
+        got = read_run(path)["docno"].tolist()
+    except LogFormatError:
+        got = None
+    assert got != [docno]
+    with pytest.raises(SchemaError, match=r"run column 'docno' row 1: .* is empty or contains "
+                                          r"whitespace or NUL"):
+        read_run(pd.DataFrame({"qid": ["q1", "q1"], "docno": ["d0", docno], "score": [1, 2]}))
+    with pytest.raises(SchemaError, match=r"qrels column 'qid' row 0"):
+        read_qrels({f"q{char}": {"d": 1}})
+
+
+def test_undecodable_text_in_a_frame_names_column_and_row():
+    bad = pd.DataFrame({"qid": pd.Series(["q1", "q1"], dtype=object),
+                        "docno": pd.Series(["a", "b\udcff"], dtype=object), "score": [1.0, 2.0]})
+    with pytest.raises(SchemaError, match=r"run column 'docno' row 1: 'b\\udcff' is not valid "
+                                          r"Unicode text"):
+        read_run(bad)
+    tagged = bad.assign(docno=["a", "b"], tag=pd.Series(["t", "t\udcff"], dtype=object))
+    with pytest.raises(SchemaError, match=r"run column 'tag' row 1"):
+        read_run(tagged)
