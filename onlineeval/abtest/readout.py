@@ -153,6 +153,15 @@ def abtest(
         ``srm_message``, ``excluded`` (counts of searches/units left out, by reason),
         ``tests`` (the test used per metric), ``alpha``, ``correction``.
         A sample ratio mismatch also raises a warning: the results are then not trustworthy.
+
+    Notes
+    -----
+    Undefined numbers are null, never a made-up value: ``rel_diff`` and its interval when the
+    control value is 0; every value when an arm has no denominator for the metric (warned);
+    p-values and intervals when an arm has fewer than 2 units (warned; the Mann–Whitney
+    p-value, a rank test, stays defined) or when the metric has
+    zero variance in both arms and the same value (a nonzero difference with zero variance
+    gets ``p_value`` 0). Null p-values are left out of the correction's family size.
     """
     alpha = _check_alpha(alpha)
     correction = CORRECTIONS.canonical(correction)
@@ -182,6 +191,12 @@ def abtest(
     srm = srm_test(_srm_units(data, control, expected_split), expected_split, srm_alpha)
     if srm.mismatch:
         warnings.warn(srm.message(), stacklevel=2)
+    tiny = {v: len(data.arms[v]) for v in [control, *treat] if len(data.arms[v]) < 2}
+    if tiny:
+        warnings.warn(
+            f"variants with fewer than 2 units have no variance estimate, so their p-values "
+            f"and intervals are null (Mann-Whitney p-values excepted): {tiny}", stacklevel=2,
+        )
 
     rows = []
     used: dict[str, str] = {}

@@ -12,7 +12,10 @@ For paired values ``x_i`` (an offline delta) and ``y_i`` (an online delta):
   is scipy's t approximation for n > 8; for n <= 8 that approximation is poor (a perfect ρ at
   n = 3 gets p = 0, while the exact value is 1/3), so there it is the exact permutation
   p-value over all n! pairings (``scipy.stats.permutation_test``, ``permutation_type=
-  "pairings"``). With fewer than two pairs, or when either variable is constant, the
+  "pairings"``), two-sided as scipy defines it: twice the smaller one-sided tail, capped
+  at 1. Without ties the null distribution is symmetric and this equals the share of
+  pairings with ``|rho| >= |rho_obs|``; with ties it may differ from that count by a few
+  pairings in n!. With fewer than two pairs, or when either variable is constant, the
   correlations are undefined and reported as null.
 """
 

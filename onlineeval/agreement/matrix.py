@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from onlineeval.agreement.across import _numeric
 from onlineeval.agreement.core import association
 from onlineeval.errors import SchemaError
 
@@ -18,7 +19,8 @@ def tau_matrix(table: pd.DataFrame, offline: Sequence[str], online: Sequence[str
     ----------
     table : one row per experiment; offline-delta columns and online-delta columns.
     offline, online : the columns to pair. Each pair uses the experiments where both values
-        are present (``n`` says how many).
+        are present (``n`` says how many); a value that is not a number raises
+        :class:`~onlineeval.errors.SchemaError` naming its row and column.
 
     Returns
     -------
@@ -35,7 +37,9 @@ def tau_matrix(table: pd.DataFrame, offline: Sequence[str], online: Sequence[str
     rows = []
     for off in offline:
         for on in online:
-            pair = table[[off, on]].apply(pd.to_numeric, errors="coerce").dropna()
+            # a cell that is not a number is an error (as in agreement()), never a silent drop
+            pair = pd.DataFrame({c: _numeric(table, c, "τ matrix table", False)
+                                 for c in (off, on)}).dropna()
             a = association(pair[off].to_numpy(), pair[on].to_numpy(), confidence)
             rows.append({
                 "offline": off, "online": on, "n": a["n"], "kendall_tau": a["kendall_tau"],

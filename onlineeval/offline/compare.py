@@ -31,7 +31,8 @@ Paired tests (``test=``), all two-sided, on the per-query differences ``d_i = b_
                       ``permutation_type="samples"`` (swapping a_i and b_i = flipping the sign
                       of d_i). Exact — all 2^n sign flips — when 2^n <= ``n_resamples``:
                       p = #{flips with |mean| >= |observed mean|} / 2^n (the sign-flip null
-                      is symmetric, so this equals scipy's twice-the-smaller-tail). Otherwise
+                      is symmetric, so this equals scipy's twice-the-smaller-tail); a mean
+                      difference within 1e-12·max|d_i| of 0 is 0 (p = 1). Otherwise
                       ``n_resamples`` seeded random flips with scipy's Monte Carlo p-value:
                       twice the smaller tail, each tail (count + 1) / (n_resamples + 1).
     ``bootstrap``     paired bootstrap over queries (``scipy.stats.bootstrap`` of the mean
@@ -126,6 +127,13 @@ def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def _randomization(a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int,
                    seed: int) -> tuple[float, float, float]:
+    d = b - a
+    # A mean difference that is 0 in exact arithmetic often comes out as ~1e-17; scipy's tie
+    # tolerance is relative to that observed value, so flips whose mean is 0 (or -1e-17) would
+    # not count as ">= |observed|" and p would drop below 1. Every flip has |mean| >= 0, so
+    # the exact p of a zero mean difference is 1.
+    if abs(float(np.mean(d))) <= 1e-12 * float(np.max(np.abs(d), initial=0.0)):
+        return (1.0, *_t_interval(a, b, confidence))
     res = stats.permutation_test(
         (a, b), _mean_diff, permutation_type="samples", vectorized=True,
         n_resamples=n_resamples, alternative="two-sided", random_state=seed,

@@ -16,7 +16,10 @@ covariance, ``V = G Sigma G^T / n`` per arm, and
     theta = (V_CC,c + V_CC,t)^+ (V_CR,c + V_CR,t)           (pseudo-inverse)
     Var(delta_cuped) = sum over arms of V_RR - 2 theta^T V_CR + theta^T V_CC theta
 
-The variance reduction reported is ``1 - Var(delta_cuped) / Var(R_t - R_c)``.
+The variance reduction reported is ``1 - Var(delta_cuped) / Var(R_t - R_c)``. When the
+covariates explain the metric exactly the adjusted variance is 0 up to rounding and is set
+to 0 (see :func:`~onlineeval.stats.moments.clamp_cancelled`); the comparison then follows
+the zero-variance rule of :mod:`~onlineeval.stats.tests`.
 
 Relation to the paper: Deng et al. take ``theta = cov(Y, X) / var(X)`` over the units of both
 arms pooled. For a per-unit mean with equal arms and no missing pre-period data the theta
@@ -48,7 +51,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from onlineeval.stats.moments import Estimate, Moments, ratio, ratio_gradient
+from onlineeval.stats.moments import Estimate, Moments, clamp_cancelled, ratio, ratio_gradient
 from onlineeval.stats.results import Comparison
 from onlineeval.stats.tests import compare, welch_df
 
@@ -114,7 +117,9 @@ def cuped_compare(
         vcc_a = v[..., 1:, 1:]
         quad = (theta[..., None, :] @ vcc_a @ theta[..., :, None])[..., 0, 0]
         cross = (theta * vcr_a).sum(axis=-1)
-        return v[..., 0, 0] - 2.0 * cross + quad
+        # a covariate that explains the metric exactly leaves 0 up to rounding (maybe < 0)
+        return clamp_cancelled(v[..., 0, 0] - 2.0 * cross + quad,
+                               v[..., 0, 0] + 2.0 * np.abs(cross) + np.abs(quad))
 
     var_c = adjusted_var(vc)
     var_t = adjusted_var(vt)

@@ -18,7 +18,11 @@ where ``s`` are the sample (co)variances of the per-unit ``x`` and ``y``. This i
 of the mean of the per-unit linearisation ``(x_i - R y_i) / mean(y)``. It accounts for the
 correlation of searches within a unit, which a per-search binomial variance ignores.
 Edge cases: ``mean(y) == 0`` (no unit has any denominator) gives ``R = nan`` and
-``Var = nan``; ``n < 2`` gives ``Var = nan`` (no variance estimate from one unit).
+``Var = nan``; ``n < 2`` gives ``Var = nan`` (no variance estimate from one unit). When
+every unit has the same ratio (``x_i = R y_i``) the linearisation is 0 and so is ``Var``;
+the three terms above then cancel only up to rounding, so a result within
+:data:`CANCELLATION` of the terms' magnitude (``s_xx + 2 |R s_xy| + R^2 s_yy``) is set to 0
+(it could otherwise come out slightly negative and make the p-value a silent ``nan``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from onlineeval.errors import InvalidParameterError
+
+#: a variance computed as a difference of terms and below this share of their magnitude is
+#: rounding noise: with every unit's ratio equal, the residue measured on up to 200,000 units
+#: stayed below 6e-15 of the terms. A real variance this small would need per-unit ratios
+#: equal to about 6.5 significant digits.
+CANCELLATION = 1e-13
+
+
+def clamp_cancelled(var: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``var`` with values within ``CANCELLATION * scale`` of 0 (either sign) set to 0.
+
+    ``scale`` is the magnitude of the terms whose difference gave ``var``; nan stays nan.
+    """
+    var = np.asarray(var, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(var) <= CANCELLATION * np.abs(scale), 0.0, var)
 
 
 @dataclass(frozen=True)
@@ -137,7 +157,8 @@ def ratio(m: Moments, num: int, den: int) -> Estimate:
     sxy = m.cov[..., num, den]
     with np.errstate(invalid="ignore", divide="ignore"):
         r = mx / my
-        var = (sxx - 2.0 * r * sxy + r * r * syy) / (m.n * my * my)
+        var = clamp_cancelled(sxx - 2.0 * r * sxy + r * r * syy,
+                              sxx + 2.0 * np.abs(r * sxy) + r * r * syy) / (m.n * my * my)
     return Estimate(r, var)
 
 

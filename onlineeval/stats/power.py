@@ -9,7 +9,9 @@ units in each arm, a two-sided level ``alpha`` and power ``1 - beta``::
 
 with ``z`` from ``scipy.stats.norm.isf``. The (negligible) probability of rejecting in the
 wrong tail is ignored, as is usual; at the returned ``n`` the exact two-sided power is at
-least the requested one. Relative effects are ``effect / baseline``.
+least the requested one. ``n_arm`` is at least 2, the fewest units with a variance estimate
+(a huge effect or a zero ``sd`` would otherwise give 1 or 0). Relative effects are
+``effect / baseline``.
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ def mde(sd: np.ndarray, units_per_arm: np.ndarray, alpha: float = 0.05,
 
 def units_needed(sd: np.ndarray, effect: np.ndarray, alpha: float = 0.05,
                  power: float = 0.8) -> np.ndarray:
-    """Units per arm needed to detect an absolute ``effect`` (rounded up; nan if sd is nan)."""
+    """Units per arm needed to detect an absolute ``effect`` (rounded up, at least 2; nan if
+    sd is nan)."""
     e = np.abs(np.asarray(effect, dtype=float))
     if np.any(e == 0):
         raise InvalidParameterError(f"the effect to detect must be nonzero; got {effect!r}")
     with np.errstate(invalid="ignore"):
-        return np.ceil(2.0 * np.asarray(sd, dtype=float) ** 2 * z_sum(alpha, power) ** 2 / e**2)
+        n = np.ceil(2.0 * np.asarray(sd, dtype=float) ** 2 * z_sum(alpha, power) ** 2 / e**2)
+        return np.where(n < 2, 2.0, n)

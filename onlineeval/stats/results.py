@@ -11,8 +11,9 @@ import numpy as np
 class Comparison:
     """Treatment against control for one metric (fields are arrays when vectorised).
 
-    ``abs_diff = treatment - control`` and ``rel_diff = treatment / control - 1``, each with a
-    two-sided ``1 - alpha`` confidence interval; ``p_value`` tests ``abs_diff == 0``.
+    ``abs_diff = treatment - control`` and ``rel_diff = treatment / control - 1`` (``nan``
+    when the control value is 0), each with a two-sided ``1 - alpha`` confidence interval;
+    ``p_value`` tests ``abs_diff == 0``.
     ``test`` names the procedure that produced the p-value and the intervals.
     """
 

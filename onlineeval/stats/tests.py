@@ -12,8 +12,11 @@
   ``sum(x)/sum(y)``: percentile intervals and a two-sided p-value from the resampled
   differences.
 
-Edge cases: a control value of 0 makes ``rel_diff`` and its interval ``nan``; a zero variance
-on both arms makes the p-value ``nan`` (nothing to test) unless the difference is nonzero.
+Edge cases: a control value of 0 makes ``rel_diff`` and its interval ``nan`` (a relative
+change from a zero baseline is undefined); a zero variance on both arms makes the p-value
+``nan`` (nothing to test) when the difference is 0, and ``0`` with the interval
+``[diff, diff]`` when it is not (as ``scipy.stats.ttest_ind``). An arm with fewer than two
+units has no variance estimate: its p-value and intervals are ``nan``.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ def compare(
         se = np.sqrt(vc + vt)
         stat = diff / se
         p = 2.0 * dist.sf(np.abs(stat))
-        rel = t / c - 1.0
+        rel = np.where(c == 0, np.nan, t / c - 1.0)
         se_rel = np.sqrt(vt / (c * c) + t * t * vc / (c ** 4))
     return Comparison(
         control_value=c, treatment_value=t,
@@ -73,11 +76,18 @@ def compare(
 
 def welch_df(var_mean_c: np.ndarray, n_c: np.ndarray, var_mean_t: np.ndarray,
              n_t: np.ndarray) -> np.ndarray:
-    """Welch–Satterthwaite degrees of freedom from the variances of the two means."""
+    """Welch–Satterthwaite degrees of freedom from the variances of the two means.
+
+    ``df = (v_c + v_t)^2 / (v_c^2 / (n_c - 1) + v_t^2 / (n_t - 1))``. When both variances are
+    0 that is 0/0; the standard error is then 0, so any df gives the same p-value and
+    interval, and ``n_c + n_t - 2`` is returned to keep them defined.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (var_mean_c + var_mean_t) ** 2 / (
+        df = (var_mean_c + var_mean_t) ** 2 / (
             var_mean_c ** 2 / (n_c - 1) + var_mean_t ** 2 / (n_t - 1)
         )
+        return np.where((var_mean_c == 0) & (var_mean_t == 0),
+                        np.asarray(n_c, dtype=float) + n_t - 2.0, df)
 
 
 def welch(control: Moments, treatment: Moments, col: int, alpha: float = 0.05) -> Comparison:
@@ -96,7 +106,7 @@ def mann_whitney(control: np.ndarray, treatment: np.ndarray, alpha: float = 0.05
     c, t = xc.mean(), xt.mean()
     nan = np.float64(np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rel = t / c - 1.0
+        rel = t / c - 1.0 if c != 0 else nan
     return Comparison(
         control_value=np.float64(c), treatment_value=np.float64(t),
         abs_diff=np.float64(t - c), abs_se=nan, abs_ci_low=nan, abs_ci_high=nan,
@@ -132,8 +142,13 @@ def bootstrap(
     Units are drawn with replacement within each arm, ``reps`` times, from
     ``numpy.random.default_rng(seed)``. Intervals are percentile intervals of the resampled
     ``t - c`` and ``t / c - 1``; the p-value is ``2 * min(#(d <= 0) + 1, #(d >= 0) + 1) /
-    (reps + 1)`` capped at 1, which is below ``alpha`` exactly when 0 lies outside the
-    percentile interval (up to the +1 smoothing).
+    (B + 1)`` capped at 1, which is below ``alpha`` exactly when 0 lies outside the
+    percentile interval (up to the +1 smoothing). ``B`` counts the resamples where the
+    statistic is defined: a resample that draws no denominator in an arm (all its units have
+    ``y = 0``) has no ratio and is left out of the p-value, the intervals and ``abs_se``, as
+    are, for the relative interval, resamples with a zero control ratio. When either arm's
+    own value is undefined (``sum(y) == 0``) or has fewer than 2 units (its resamples would
+    all equal it, as if it had no sampling error) everything but the values is ``nan``.
     """
     _check_alpha(alpha)
     if not isinstance(reps, int) or reps < 100:
@@ -147,22 +162,31 @@ def bootstrap(
     with Progress("bootstrap", total=2 * reps) as bar:
         bc = _resampled_ratios(xc, yc, reps, rng, bar)
         bt = _resampled_ratios(xt, yt, reps, rng, bar)
-    d = bt - bc
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = bt / bc - 1.0
     lo, hi = 100 * alpha / 2, 100 * (1 - alpha / 2)
+    nan = np.float64(np.nan)
+    ok = np.isfinite(bt) & np.isfinite(bc)
+    d = (bt - bc)[ok]
+    if not (np.isfinite(c) and np.isfinite(t)) or len(d) < 2 or min(len(xc), len(xt)) < 2:
+        # an undefined arm, or one unit (resampling it has no spread): nothing to test
+        return Comparison(
+            control_value=np.float64(c), treatment_value=np.float64(t),
+            abs_diff=np.float64(t - c), abs_se=nan, abs_ci_low=nan, abs_ci_high=nan,
+            rel_diff=nan, rel_ci_low=nan, rel_ci_high=nan, p_value=nan, test="bootstrap",
+        )
     below = np.count_nonzero(d <= 0)
     above = np.count_nonzero(d >= 0)
-    p = min(1.0, 2.0 * (min(below, above) + 1) / (reps + 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel = t / c - 1.0
+    p = min(1.0, 2.0 * (min(below, above) + 1) / (len(d) + 1))
+    r = bt[ok & (bc != 0)] / bc[ok & (bc != 0)] - 1.0
+    if c == 0 or len(r) == 0:
+        rel = rel_lo = rel_hi = nan
+    else:
+        rel = np.float64(t / c - 1.0)
+        rel_lo, rel_hi = np.float64(np.percentile(r, lo)), np.float64(np.percentile(r, hi))
     return Comparison(
         control_value=np.float64(c), treatment_value=np.float64(t),
         abs_diff=np.float64(t - c), abs_se=np.float64(np.std(d, ddof=1)),
-        abs_ci_low=np.float64(np.nanpercentile(d, lo)),
-        abs_ci_high=np.float64(np.nanpercentile(d, hi)),
-        rel_diff=np.float64(rel),
-        rel_ci_low=np.float64(np.nanpercentile(r, lo)),
-        rel_ci_high=np.float64(np.nanpercentile(r, hi)),
+        abs_ci_low=np.float64(np.percentile(d, lo)),
+        abs_ci_high=np.float64(np.percentile(d, hi)),
+        rel_diff=rel, rel_ci_low=rel_lo, rel_ci_high=rel_hi,
         p_value=np.float64(p), test="bootstrap",
     )

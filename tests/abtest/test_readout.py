@@ -261,3 +261,37 @@ def test_srm_covers_every_variant_not_only_the_analysed_ones(make_tables):
                           expected_split={"control": 1, "t1": 1, "t2": 1, "t3": 1})
     with pytest.raises(InvalidParameterError, match=r"missing \['t2'\]"):
         onlineeval.abtest(logs, metrics="ctr", expected_split={"control": 1, "t1": 1})
+
+
+def test_zero_baseline_and_single_unit_arm_give_null_not_inf(make_tables):
+    # Audit: a control with no zero-result searches (zero_result_rate = 0) reported
+    # rel_diff = inf; the relative change from a zero baseline is undefined, so null.
+    s, c = make_tables(seed=21, users={"control": 60, "treatment": 60})
+    s.loc[s["variant"] == "control", "n_results"] = 10
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    df = onlineeval.abtest(logs, metrics="zero_result_rate,ctr").set_index("metric")
+    zero = df.loc["zero_result_rate"]
+    treated = s[s["variant"] == "treatment"]
+    assert zero["control_value"] == 0.0
+    assert zero["treatment_value"] == pytest.approx((treated["n_results"] == 0).mean())
+    assert np.isnan(zero[["rel_diff", "rel_ci_low", "rel_ci_high"]].astype(float)).all()
+    assert np.isfinite(zero["p_value"])  # the absolute difference is still tested
+    assert np.isfinite(df.loc["ctr", "rel_diff"])
+
+    # one control unit: no variance estimate, so null p-values and intervals, with a warning
+    first = s.loc[s["variant"] == "control", "user_id"].iloc[0]
+    s1 = s[(s["variant"] == "treatment") | (s["user_id"] == first)]
+    logs1 = onlineeval.load_logs(searches=s1, clicks=c[c["search_id"].isin(s1["search_id"])])
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        one = onlineeval.abtest(logs1, metrics="ctr,searches_per_unit")
+    messages = [str(w.message) for w in rec]
+    assert any("SAMPLE RATIO MISMATCH" in m for m in messages)
+    assert any("fewer than 2 units" in m and "'control': 1" in m for m in messages)
+    assert one["units_control"].tolist() == [1, 1]
+    assert one[["p_value", "p_adjusted", "abs_ci_low", "abs_ci_high"]].isna().all().all()
+    assert not one["significant"].any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = onlineeval.abtest(logs1, metrics="ctr", test="bootstrap", bootstrap_reps=200)
+    assert boot[["p_value", "abs_ci_low", "abs_ci_high"]].isna().all().all()

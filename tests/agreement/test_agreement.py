@@ -270,3 +270,18 @@ def test_rows_without_a_name_are_named_by_their_line(tmp_path):
     p.write_text("offline_delta,online_delta\n0.1,0.2\n,0.3\n")
     r = onlineeval.agreement(p)
     assert r.excluded == [f"{p} line 3"]
+
+
+def test_tau_matrix_refuses_a_non_numeric_cell_instead_of_dropping_it():
+    # Audit: tau_matrix coerced a typo like "0.2O" to null and silently dropped that
+    # experiment (n went from 4 to 3 and tau changed); agreement() refuses the same table.
+    t = pd.DataFrame({"ndcg": [1, 2, 3, 4], "ctr": ["0.1", "0.2O", "0.3", "0.4"]})
+    with pytest.raises(SchemaError, match=r"row 1.*'ctr'.*'0.2O'"):
+        tau_matrix(t, ["ndcg"], ["ctr"])
+    with pytest.raises(SchemaError, match="'0.2O'"):
+        onlineeval.agreement(t.rename(columns={"ndcg": "offline_delta",
+                                               "ctr": "online_delta"}))
+    # numeric strings and genuinely missing values are fine (missing: pair left out, n says so)
+    t.loc[1, "ctr"] = None
+    m = tau_matrix(t, ["ndcg"], ["ctr"])
+    assert m.loc[0, "n"] == 3 and m.loc[0, "kendall_tau"] == pytest.approx(1.0)

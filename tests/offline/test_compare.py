@@ -79,6 +79,19 @@ def test_randomization_exact_on_symmetric_case():
     assert paired_test(a, b, "randomization").p_value == pytest.approx(22 / 1024)
 
 
+def test_randomization_zero_mean_difference_has_p_one():
+    # the mean of these differences is 0 exactly but ~1e-17 in floating point; scipy's
+    # tolerance, relative to that value, gave p = 0.921875 (found by the statistics audit).
+    # Every one of the 2^9 flips has |mean| >= 0, so p = 1, as the other tests give.
+    a = np.zeros(9)
+    b = np.array([-0.4, -0.2, 0.3, 0.2, 0.3, -0.1, 0.0, -0.2, 0.1])
+    assert np.mean(b - a) != 0.0  # the rounding this test is about
+    assert _exhaustive_sign_flip_p(b - a) == 1.0
+    assert paired_test(a, b, "randomization").p_value == 1.0
+    for test in ("t", "wilcoxon", "sign", "bootstrap"):
+        assert paired_test(a, b, test).p_value == pytest.approx(1.0)
+
+
 def test_randomization_monte_carlo_matches_scipy_and_enumeration():
     a, b = _pair(16, 4, shift=0.04)
     r = paired_test(a, b, "randomization", n_resamples=4000, seed=7)

@@ -105,3 +105,28 @@ def test_no_pre_period_data_falls_back_to_plain_test():
     assert float(res.comparison.abs_diff) == pytest.approx(float(plain.abs_diff))
     assert float(res.comparison.p_value) == pytest.approx(float(plain.p_value))
     assert float(res.variance_reduction) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_covariate_that_explains_everything_leaves_zero_variance_not_nan():
+    # Audit: with the experiment-period metric an exact linear function of the pre-period one
+    # (post = pre + effect per unit), the adjusted variance is 0 in exact arithmetic; the
+    # rounding of V_RR - 2 theta V_CR + theta^2 V_CC could fall below 0 and turn the p-value
+    # and intervals into a silent nan. Theta is 1 (the within-arm OLS slope, by hand).
+    rng = np.random.default_rng(31)
+    failures = []
+    for trial in range(40):
+        n = 20 + trial
+        ones = np.ones(n)
+        c, t = (
+            np.column_stack([pre + effect, ones, pre, ones, ones])
+            for pre, effect in ((rng.normal(5.0, 2.0, n), 0.0), (rng.normal(5.0, 2.0, n), 0.25))
+        )
+        res = cuped_compare(Moments.from_units(c), Moments.from_units(t), num=0, den=1,
+                            pre_num=2, pre_den=3, has_pre=4)
+        comp = res.comparison
+        slope = np.polyfit(c[:, 2], c[:, 0], 1)[0]
+        assert slope == pytest.approx(1.0) and res.theta[0] == pytest.approx(1.0)
+        assert float(comp.abs_diff) == pytest.approx(0.25)
+        if not (np.isfinite(comp.p_value) and float(comp.abs_se) < 1e-6):
+            failures.append((trial, float(comp.abs_se), float(comp.p_value)))
+    assert not failures

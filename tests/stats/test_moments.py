@@ -83,3 +83,23 @@ def test_mean_and_small_samples():
     assert np.isnan(ratio(one, 0, 1).var)
     zero_den = Moments.from_units(np.array([[0.0, 0.0], [0.0, 0.0]]))
     assert np.isnan(ratio(zero_den, 0, 1).value)
+
+
+@pytest.mark.parametrize("r", [5.0, 0.1, 1 / 3, 7.3, 0.37])
+def test_constant_per_unit_ratio_has_zero_variance_not_a_rounding_negative(r):
+    # Audit: when every unit has x = R y the linearisation (x - R y) / mean(y) is 0 for every
+    # unit, so Var(R) = 0 exactly. Computed as s_xx - 2 R s_xy + R^2 s_yy the cancellation
+    # left +-1e-19 noise; about half the time negative, whose square root made the p-value and
+    # intervals silently nan.
+    rng = np.random.default_rng(int(r * 100))
+    for n in (3, 17, 150):
+        y = rng.integers(1, 20, n).astype(float)
+        est = ratio(Moments.from_units(np.column_stack([r * y, y])), 0, 1)
+        assert est.value == pytest.approx(r, rel=1e-15)
+        assert est.var == 0.0
+    # a genuinely small variance is kept: relative noise of 1e-6 per unit
+    y = rng.integers(1, 20, 50).astype(float)
+    x = r * y * (1 + 1e-6 * rng.standard_normal(50))
+    lin = (x - x.sum() / y.sum() * y) / y.mean()
+    est = ratio(Moments.from_units(np.column_stack([x, y])), 0, 1)
+    assert est.var == pytest.approx(lin.var(ddof=1) / 50, rel=1e-6)

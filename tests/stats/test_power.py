@@ -30,3 +30,13 @@ def test_vectorised_and_errors():
         mde(1.0, 100, 0.05, 1.2)
     with pytest.raises(InvalidParameterError, match="at least 2"):
         mde(1.0, 1)
+
+
+def test_units_needed_is_never_below_two():
+    # Audit: a huge effect (or a metric with zero variance) gave 1 or 0 units per arm, sizes
+    # at which no variance can be estimated and no test run; mde() itself refuses n < 2.
+    # By the formula, 2 * 1^2 * (1.96 + 0.84)^2 / 10^2 = 0.157 -> ceil 1.
+    assert float(units_needed(1.0, 10.0)) == 2.0
+    assert float(units_needed(0.0, 0.1)) == 2.0
+    out = units_needed(np.array([0.0, 1.0, np.nan]), 0.1)
+    assert out[0] == 2.0 and out[1] > 700 and np.isnan(out[2])

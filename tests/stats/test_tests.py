@@ -123,3 +123,88 @@ def test_bad_parameters():
         compare(ratio(m, 0, 1), ratio(m, 0, 1), alpha=1.5)
     with pytest.raises(InvalidParameterError, match="reps"):
         bootstrap((np.ones(3), np.ones(3)), (np.ones(3), np.ones(3)), reps=5)
+
+
+def test_zero_control_value_gives_nan_relative_difference():
+    # Audit: t / 0 - 1 came out as +inf (a number a user could sort or plot) although the
+    # module docstring promises nan. A relative change from a zero baseline is undefined.
+    c = Moments.from_units(np.column_stack([np.zeros(5), np.full(5, 2.0)]))
+    t = Moments.from_units(np.column_stack([[0.0, 1, 0, 2, 1], np.full(5, 2.0)]))
+    res = compare(ratio(c, 0, 1), ratio(t, 0, 1))
+    assert res.control_value == 0 and res.abs_diff == pytest.approx(0.4)
+    for v in (res.rel_diff, res.rel_ci_low, res.rel_ci_high):
+        assert np.isnan(v)
+    mw = mann_whitney(np.zeros(4), np.array([0.0, 1, 2, 1]))
+    assert np.isnan(mw.rel_diff)
+    b = bootstrap((np.zeros(5), np.full(5, 2.0)), (np.array([0.0, 1, 0, 2, 1]), np.full(5, 2.0)),
+                  reps=200)
+    for v in (b.rel_diff, b.rel_ci_low, b.rel_ci_high):
+        assert np.isnan(v)
+
+
+def test_welch_constant_arms_with_different_values_is_p_zero_like_scipy():
+    # Audit: with zero variance in both arms the Welch-Satterthwaite df is 0/0, which made the
+    # p-value nan although the difference is nonzero; the documented rule (and scipy's
+    # ttest_ind(equal_var=False), and our delta z) give p = 0 and a degenerate interval.
+    c = np.ones((3, 1))
+    t = np.full((4, 1), 2.0)
+    res = welch(Moments.from_units(c), Moments.from_units(t), 0)
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        assert sps.ttest_ind(t[:, 0], c[:, 0], equal_var=False).pvalue == 0.0
+    assert res.p_value == 0.0
+    assert (res.abs_ci_low, res.abs_ci_high) == (1.0, 1.0)
+    same = welch(Moments.from_units(c), Moments.from_units(c), 0)
+    assert np.isnan(same.p_value)  # zero difference and zero variance: nothing to test
+
+
+def test_bootstrap_undefined_arm_gives_nan_p_not_a_tiny_one():
+    # Audit: a control arm without any denominator (value nan) had every resampled difference
+    # nan, and the p-value came out as 2 / (reps + 1) = 0.00995, i.e. "significant".
+    b = bootstrap((np.zeros(5), np.zeros(5)), (np.array([1.0, 2, 0]), np.full(3, 3.0)),
+                  reps=200)
+    assert np.isnan(b.control_value)
+    assert np.isnan(b.p_value) and np.isnan(b.abs_se) and np.isnan(b.abs_ci_low)
+
+
+def test_bootstrap_p_value_counts_only_resamples_where_the_metric_is_defined():
+    # An arm where most units have a zero denominator: some resamples draw none of the others
+    # and their ratio is undefined. The p-value is over the defined resamples only, checked
+    # against the formula applied by hand to the same seeded draws.
+    xc, yc = np.array([1.0, 0, 0]), np.array([3.0, 0, 0])
+    xt, yt = np.array([2.0, 1, 3, 2]), np.array([3.0, 3, 3, 3])
+    reps = 500
+    res = bootstrap((xc, yc), (xt, yt), reps=reps, seed=3)
+    rng = np.random.default_rng(3)
+    ic = rng.integers(0, 3, size=(reps, 3))
+    it = rng.integers(0, 4, size=(reps, 4))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = xt[it].sum(1) / yt[it].sum(1) - xc[ic].sum(1) / yc[ic].sum(1)
+    d = d[np.isfinite(d)]
+    assert 0 < len(d) < reps  # the case under test: some resamples undefined
+    p = min(1.0, 2 * (min((d <= 0).sum(), (d >= 0).sum()) + 1) / (len(d) + 1))
+    assert res.p_value == pytest.approx(p, rel=1e-12)
+    assert res.abs_se == pytest.approx(np.std(d, ddof=1), rel=1e-12)
+
+
+def test_constant_ratio_arms_give_the_documented_zero_variance_results():
+    # every unit's ratio is 0.1 in control and 0.3 in treatment: zero variance in both arms,
+    # so a nonzero difference has p = 0 (and a degenerate interval), and equal arms p = nan
+    y = np.array([1.0, 2, 3, 4, 7])
+    c = Moments.from_units(np.column_stack([0.1 * y, y]))
+    t = Moments.from_units(np.column_stack([0.3 * y, y]))
+    res = compare(ratio(c, 0, 1), ratio(t, 0, 1))
+    assert res.abs_se == 0.0 and res.p_value == 0.0
+    assert res.abs_ci_low == res.abs_ci_high == pytest.approx(0.2)
+    assert np.isnan(compare(ratio(c, 0, 1), ratio(c, 0, 1)).p_value)
+
+
+def test_bootstrap_with_a_single_unit_arm_is_undefined_like_the_delta_method():
+    # Audit: one control unit resamples to itself every time, so the bootstrap saw no
+    # control variability and gave p = 2 / 101 ("significant"); the delta method and Welch
+    # give nan for an arm with fewer than 2 units, and so does the bootstrap now.
+    b = bootstrap((np.ones(1), np.ones(1)), (np.array([2.0, 3]), np.ones(2)), reps=100)
+    assert b.abs_diff == pytest.approx(1.5)
+    assert np.isnan(b.p_value) and np.isnan(b.abs_ci_low) and np.isnan(b.abs_se)
+    z = compare(ratio(Moments.from_units(np.ones((1, 2))), 0, 1),
+                ratio(Moments.from_units(np.column_stack([[2.0, 3], [1.0, 1]])), 0, 1))
+    assert np.isnan(z.p_value)
