@@ -19,8 +19,23 @@ File formats (as trec_eval 10.0 reads them, ``get_qrels.c`` / ``get_trec_results
     line, as in trec_eval.
     Both: fields are separated by any run of ASCII whitespace (space, tab, \\v, \\f, \\r —
     C ``isspace``, as trec_eval; other Unicode whitespace such as U+00A0 belongs to the field);
-    blank lines and lines whose first non-blank character is ``#`` are skipped. Lines end
-    at ``\\n`` only; a lone ``\\r`` is whitespace inside the line, as for trec_eval.
+    blank lines are skipped. Lines end at ``\\n`` only; a lone ``\\r`` is whitespace inside
+    the line, as for trec_eval.
+
+Comment lines (trec_eval 10.0's rules, which differ between the two formats)
+    run (``te_get_trec_results`` in get_trec_results.c): a line whose first non-blank
+    character is ``#`` is a comment, anywhere and any number of them. So no run line can
+    have a qid that starts with ``#``.
+    qrels (``te_get_qrels`` in get_qrels.c): a line is a comment only when ``#`` is its
+    FIRST character (``   #x 0 d 1`` is a judgment of query ``#x``), and trec_eval then
+    reads the next line as a judgment whatever it holds: of two comment lines in a row the
+    second is data (query ``#...``), and a comment as the last line makes trec_eval read
+    past the end of its buffer — onlineeval refuses that file (error on the comment line).
+    trec_eval refuses blank lines in a qrels file ("Malformed line"); onlineeval skips them,
+    i.e. it reads a qrels file as trec_eval reads it with the blank lines deleted.
+    A ``#`` inside a line (``d#1``, or after the fields) is an ordinary character in both.
+    A DataFrame or dict whose qid starts with ``#`` is refused (SchemaError naming the row):
+    written to a file its line would be a comment, so trec_eval would not score it.
 
 Text encoding
     The fields onlineeval keeps — qid and docno, and for :func:`read_run` also rank and tag
@@ -37,7 +52,11 @@ Text encoding
 
 Where we are stricter than trec_eval (documented choices, each a clear error, never a silent
 change of the numbers): a non-numeric or NaN score (trec_eval's ``atof`` would read it as 0 or
-a prefix of it), a non-integer grade (``atol`` would truncate ``1.5`` to 1), a kept field
+a prefix of it; a score or grade must be written in ASCII: Python reads ``1_0`` and
+Arabic-Indic digits as numbers, ``atof``/``atol`` do not; a hexadecimal grade ``0x1``, which
+pyarrow would read as 1 and ``atol`` reads as 0, is refused too), a non-integer grade (``atol``
+would truncate ``1.5`` to 1), a qrels file that ends with a comment line and a DataFrame
+qid that starts with ``#`` (see "Comment lines"), a kept field
 that is not UTF-8 (see "Text encoding"), and a qrels line
 with more than four fields or a run line with fewer than six (trec_eval also refuses these,
 but names only a line count that skips comments). Errors are
@@ -53,7 +72,9 @@ runs of equal neighbours, so only one value per run is hashed — and validated 
 distinct values. Nothing on this path imports pandas. Any other
 file — or a clean-looking file that the fast reader rejects — is read by a line-by-line
 scanner, which either parses the irregular-whitespace file or raises the error with its line
-number. The fast path never accepts a line the scanner would reject.
+number. The comment rules live in the scanner only: a file with a comment line or a qid
+that starts with ``#`` is handed to it. The fast path never accepts a line the scanner
+would reject.
 
 Internal API used by the engine (not re-exported)
     ``load_qrels(source)`` / ``load_run(source)`` -> :class:`Columns` (qid, docno, value,
@@ -108,11 +129,12 @@ def read_qrels(source: Any) -> pd.DataFrame:
     Raises
     ------
     LogFormatError
-        A malformed line or a qid/docno that is not UTF-8 (file and line number in the
-        message).
+        A malformed line, a qid/docno that is not UTF-8, or a comment as the last line
+        (file and line number in the message; comment rules in the module docstring).
     SchemaError
-        A DataFrame without the required columns, with a non-integer grade, or with a qid or
-        docno that a TREC file could not hold (empty, ASCII whitespace or NUL).
+        A DataFrame without the required columns, with a non-integer grade, with a qid or
+        docno that a TREC file could not hold (empty, ASCII whitespace or NUL), or with a qid
+        that starts with ``#`` (a comment to trec_eval when written to a file).
     """
     import pandas as pd
 
@@ -149,8 +171,9 @@ def read_run(source: Any) -> pd.DataFrame:
         A malformed line, a non-numeric score or a qid/docno/rank/tag that is not UTF-8
         (file and line number in the message).
     SchemaError
-        A DataFrame without the required columns, with a non-numeric score, or with a qid
-        or docno that a TREC file could not hold (empty, ASCII whitespace or NUL).
+        A DataFrame without the required columns, with a non-numeric score, with a qid
+        or docno that a TREC file could not hold (empty, ASCII whitespace or NUL), or with
+        a qid that starts with ``#`` (a run line starting with ``#`` is a comment).
     """
     import pandas as pd
 
@@ -302,7 +325,7 @@ def _fast_read(path: Path, kind: str, full: bool = False) -> Any:
     *encodings, regular = _parallel(
         [functools.partial(_encode_checked, c, n == "qid")
          for n, c in zip(text_cols, columns, strict=True)]
-        + [functools.partial(_regular_bytes, path, delim)]
+        + [functools.partial(_regular_bytes, path, delim, kind == "qrels")]
     )
     encoded = dict(zip(text_cols, encodings, strict=True))
     del columns, encodings
@@ -414,7 +437,7 @@ def _encode_checked(col: Any, is_qid: bool) -> Any:
 _CHECK_STEP = 1 << 20   # bytes per step of the raw-byte check (small temporaries)
 
 
-def _regular_bytes(path: Path, delim: str) -> bool:
+def _regular_bytes(path: Path, delim: str, qrels: bool = False) -> bool:
     """True when splitting each line on ``delim`` gives the fields the line scanner finds.
 
     The scanner (like trec_eval) splits on runs of ASCII whitespace; pyarrow's reader splits
@@ -423,15 +446,19 @@ def _regular_bytes(path: Path, delim: str) -> bool:
     1-8 also send a file to the scanner) — no doubled delimiter (an empty field) and no space
     in a tab-separated file. Checked on every byte, including the columns the fast reader
     does not convert (iter, rank, tag).
+
+    ``qrels``: also False when a field starts with ``0x`` / ``0X``: pyarrow's int64 parser
+    reads a grade ``0x1`` as hexadecimal 1, trec_eval's ``atol`` as 0 (the scanner refuses
+    it). A docno or iter field such as ``0xa1`` only costs the scanner's time.
     """
     import mmap
 
     with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         # the array view must be gone before the map closes: _bytes_ok holds the only one
-        return _bytes_ok(mm, ord(delim))
+        return _bytes_ok(mm, ord(delim), qrels)
 
 
-def _bytes_ok(buf: Any, d: int) -> bool:
+def _bytes_ok(buf: Any, d: int, qrels: bool = False) -> bool:
     a = np.frombuffer(buf, dtype=np.uint8)
     for lo in range(0, len(a), _CHECK_STEP):
         part = a[lo:lo + _CHECK_STEP]
@@ -443,6 +470,13 @@ def _bytes_ok(buf: Any, d: int) -> bool:
         ext = a[lo:lo + _CHECK_STEP + 1] == d      # one byte more: doubles across steps
         if (ext[1:] & ext[:-1]).any():
             return False
+        if qrels:
+            # delimiter, "0", "x" or "X" (two bytes more: patterns across steps); the
+            # three-byte test only runs on a step that has an x at all
+            w = a[lo:lo + _CHECK_STEP + 2]
+            x = (w[2:] | 32) == ord("x")
+            if x.any() and (x & (w[:-2] == d) & (w[1:-1] == ord("0"))).any():
+                return False
     return True
 
 
@@ -541,18 +575,42 @@ def _check_file(path: Path) -> None:
         raise LogFormatError(path, None, "file is empty; a TREC file needs at least one line")
 
 
-def _lines(path: Path) -> Any:
+def _lines(path: Path, qrels: bool = False) -> Any:
+    """(line number, fields) of each content line, skipping blank and comment lines.
+
+    The comment rule is trec_eval 10.0's, which differs between the formats (module
+    docstring, "Comment lines"): a run line is a comment when its first non-blank character
+    is ``#``; a qrels line only when ``#`` is its very first character and the line before
+    it (blank lines aside) is not a comment — trec_eval skips one comment line and then
+    reads the next line as a judgment whatever it holds.
+    """
     # the callers (read_*/load_*) have run _check_file on path
     # newline="\n": a line ends at \n only, as in trec_eval (a lone \r is whitespace; with
     # universal newlines it would split the line and change what is read)
+    comment_line = 0   # qrels: the comment line just skipped (0: the last line was data)
     with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
         for lineno, raw in enumerate(fh, 1):
             text = raw.strip(_WS)
-            if not text or text.startswith("#"):
+            if not text:
+                continue
+            if qrels:
+                if raw[0] == "#" and not comment_line:
+                    comment_line = lineno
+                    continue
+                comment_line = 0
+            elif text[0] == "#":
                 continue
             if "\x00" in text:
                 raise LogFormatError(path, lineno, "line contains a NUL character")
             yield lineno, _FIELD_SEP.split(text)
+    if comment_line:
+        raise LogFormatError(
+            path, comment_line,
+            "the qrels file ends with this '#' comment line. trec_eval 10.0 (get_qrels.c) "
+            "reads the line after a comment line as a judgment, so after a final comment "
+            "it reads past the end of the file (undefined behaviour) and onlineeval cannot "
+            "match it; delete the line or move it above a judgment line",
+        )
 
 
 # (index, name) of the fields that must be valid UTF-8 (see "Text encoding" in the module doc)
@@ -591,28 +649,42 @@ def _scan_qrels(path: Path) -> tuple[list[str], list[str], list[int]]:
     qid: list[str] = []
     docno: list[str] = []
     rel: list[int] = []
-    for lineno, parts in _lines(path):
+    for lineno, parts in _lines(path, qrels=True):
         if len(parts) != 4:
             raise LogFormatError(
                 path, lineno,
                 f"expected 4 whitespace-separated fields 'qid iter docno rel', found "
-                f"{len(parts)}: {' '.join(parts)[:120]!r}",
+                f"{len(parts)}: {' '.join(parts)[:120]!r}{_hash_hint(parts)}",
             )
         if not (parts[0].isascii() and parts[2].isascii()):
             _check_text(path, lineno, parts, _QRELS_TEXT)
-        try:
-            grade = int(parts[3])
-        except ValueError:
+        grade = int(parts[3]) if _GRADE.fullmatch(parts[3]) else None
+        if grade is None or not -(2**63) <= grade < 2**63:
             raise LogFormatError(
                 path, lineno,
-                f"relevance grade must be an integer (4th field), found {parts[3]!r}",
-            ) from None
+                f"relevance grade must be an integer (4th field) that fits in 64 bits, "
+                f"found {parts[3]!r}{_hash_hint(parts)}",
+            )
         qid.append(parts[0])
         docno.append(parts[2])
         rel.append(grade)
     if not qid:
         raise LogFormatError(path, None, "no qrels lines (only blank or comment lines)")
     return qid, docno, rel
+
+
+# an integer as C's atol reads it whole: ASCII digits only (Python's int() would also take
+# "1_0" as 10 and other scripts' digits, which atol reads as 1 and 0)
+_GRADE = re.compile("[+-]?[0-9]+")
+
+
+def _hash_hint(parts: list[str]) -> str:
+    """Why a qrels line starting with '#' was read as a judgment, for its error message."""
+    if not parts[0].startswith("#"):
+        return ""
+    return (" (this line is a judgment, not a comment: trec_eval 10.0 skips a qrels line "
+            "as a comment only when '#' is its first character and the line before it is "
+            "not a comment; it reads the line after a comment line as a judgment)")
 
 
 def _scan_run(path: Path, full: bool = True,
@@ -656,7 +728,9 @@ def _scan_run(path: Path, full: bool = True,
 
 
 def _parse_score(text: str) -> float | None:
-    if "_" in text:  # Python accepts 1_000; C's atof and pyarrow do not
+    # Python's float() also takes 1_000 and other scripts' digits; C's atof and pyarrow
+    # do not (atof would read a different number)
+    if "_" in text or not text.isascii():
         return None
     try:
         value = float(text)
@@ -754,6 +828,36 @@ def _string_column(df: pd.DataFrame, column: str, what: str) -> pd.Series:
     return text
 
 
+def _qid_column(df: pd.DataFrame, what: str, run: bool = False) -> pd.Series:
+    """The qid column as :func:`_string_column` checks it, and refused if a qid starts
+    with ``#``: written to a TREC file, its line would be a comment to trec_eval.
+
+    In a run file the line of such a qid is always a comment (get_trec_results.c), so
+    trec_eval can never read that query. In a qrels file it is a comment when the qid
+    starts the line, unless the line before is a comment (get_qrels.c): the judgments of
+    one such query are partly dropped and partly read. Either way scoring the DataFrame
+    would give numbers that trec_eval, on the same data written out, does not.
+    """
+    text = _string_column(df, "qid", what)
+    hashed = text.str.startswith("#")
+    if hashed.any():
+        row = int(np.flatnonzero(hashed.to_numpy())[0])
+        if run:
+            why = ("in a TREC run file a line whose first non-blank character is '#' is a "
+                   "comment (trec_eval 10.0, get_trec_results.c), so trec_eval can never "
+                   "read this query from a run file")
+        else:
+            why = ("trec_eval 10.0 (get_qrels.c) skips a qrels line that starts with '#' "
+                   "as a comment (and reads it if the line before is a comment), so these "
+                   "judgments written to a qrels file would be dropped or only partly read")
+        raise SchemaError(
+            f"{what} column 'qid' row {row}: {text.iloc[row]!r} starts with '#'; {why}. "
+            f"onlineeval refuses it rather than give a number trec_eval would not: rename "
+            f"the query (e.g. drop the '#')"
+        )
+    return text
+
+
 def _qrels_frame(source: Any) -> pd.DataFrame:
     import pandas as pd
 
@@ -767,7 +871,7 @@ def _qrels_frame(source: Any) -> pd.DataFrame:
             f"relevance grades must be integers (negative allowed)"
         )
     return pd.DataFrame({
-        "qid": _string_column(df, "qid", "qrels").to_numpy(dtype=object),
+        "qid": _qid_column(df, "qrels").to_numpy(dtype=object),
         "docno": _string_column(df, "docno", "qrels").to_numpy(dtype=object),
         "rel": rel.to_numpy(dtype=np.int64),
     })
@@ -786,7 +890,7 @@ def _run_frame(source: Any, what: str = "run") -> pd.DataFrame:
             f"number; scores must be numeric (NaN is not allowed)"
         )
     out = pd.DataFrame({
-        "qid": _string_column(df, "qid", what).to_numpy(dtype=object),
+        "qid": _qid_column(df, what, run=True).to_numpy(dtype=object),
         "docno": _string_column(df, "docno", what).to_numpy(dtype=object),
         "score": score.to_numpy(dtype=np.float64),
     })

@@ -96,7 +96,6 @@ class _LogCache:
         self._logs: dict[Path, Any] = {}
         self.position_ctr: dict[Path, pd.DataFrame] = {}
         self.scores: dict[tuple[Path, Path], pd.DataFrame] = {}
-        self.qrels: dict[Path, pd.DataFrame] = {}
 
     def get(self, path: Path) -> Any:
         if path not in self._logs:
@@ -118,22 +117,32 @@ def _context(exp: Experiment, what: str, exc: OnlineEvalError, study: Study) -> 
     return InputError(f"{study.path.name}: experiment {exp.name!r}: {what}: {exc}")
 
 
+def _run_label(role: str, run: Any) -> str:
+    """How errors name a run of the experiment: its key in the study file and its path.
+
+    A file run is named by its path and line anyway; the label names a DataFrame or dict
+    run (the errors are prefixed with the study file and the experiment by ``_context``).
+    """
+    return f"{role} {str(run)!r}" if isinstance(run, str | Path) else role
+
+
 def _offline(study: Study, exp: Experiment,
              cache: _LogCache) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from onlineeval.offline import read_qrels
     from onlineeval.offline.compare import compare_scores, per_query_scores
 
-    def scores(run: Path) -> pd.DataFrame:
-        # runs recur across the pairs of a study: score each (qrels, run) once
+    def scores(run: Path, role: str) -> pd.DataFrame:
+        # runs recur across the pairs of a study: score each (qrels, run) once. The qrels
+        # go by path, not as a frame read once: then errors name the file and line, and a
+        # judgment that trec_eval reads from the file (a qid starting with '#') is not
+        # refused as a frame's would be (see onlineeval.offline.trec_format)
         key = (exp.qrels, run)
         if key not in cache.scores:
-            if exp.qrels not in cache.qrels:
-                cache.qrels[exp.qrels] = read_qrels(exp.qrels)
-            cache.scores[key] = per_query_scores(cache.qrels[exp.qrels], run,
-                                                 list(study.measures))
+            cache.scores[key] = per_query_scores(exp.qrels, run, list(study.measures),
+                                                 run_label=_run_label(role, run))
         return cache.scores[key]
 
-    a, b = scores(exp.control_run), scores(exp.treatment_run)
+    a = scores(exp.control_run, "control_run")
+    b = scores(exp.treatment_run, "treatment_run")
     result = compare_scores(
         a, {exp.treatment_run.name: b}, test=study.test, alpha=study.alpha,
         correction=study.correction, baseline=exp.control_run.name,

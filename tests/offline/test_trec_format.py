@@ -541,3 +541,310 @@ def test_undecodable_text_in_a_frame_names_column_and_row():
     tagged = bad.assign(docno=["a", "b"], tag=pd.Series(["t", "t\udcff"], dtype=object))
     with pytest.raises(SchemaError, match=r"run column 'tag' row 1"):
         read_run(tagged)
+
+
+# --------------------------------------------------------------------------- comment lines
+# trec_eval 10.0's comment rules, read from its source (usnistgov/trec_eval):
+# - runs, get_trec_results.c, te_get_trec_results: each line's leading isspace() characters
+#   are skipped; an empty line is skipped; then a '#' skips the line. Any number of them.
+# - qrels, get_qrels.c, te_get_qrels: the main loop tests '#' at the current position, i.e.
+#   the FIRST byte of the line (no whitespace skipped), skips that one line and calls
+#   parse_qrels_line on the next line unconditionally; parse_qrels_line skips leading
+#   whitespace and needs exactly four fields ("Malformed line" otherwise, also for a blank
+#   line). After a comment on the last line it parses past the end of the buffer.
+# The two functions below walk a file as those loops do (bytes.split() splits on ASCII
+# whitespace, the C isspace set); they are independent of the reader under test.
+
+def _te_qrels(data: bytes) -> list[tuple[str, str, int]] | str:
+    """Judgments trec_eval reads from a qrels file, or why not ("malformed", "past the
+    end"; "not an integer" where trec_eval's atol would read a prefix and we refuse)."""
+    buf = data if data.endswith(b"\n") else data + b"\n"   # trec_eval appends a newline
+    pos, out = 0, []
+    while pos < len(buf):
+        if buf[pos:pos + 1] == b"#":
+            pos = buf.index(b"\n", pos) + 1
+            if pos == len(buf):
+                return "past the end"
+        end = buf.index(b"\n", pos)
+        fields = buf[pos:end].split()
+        if len(fields) != 4:
+            return "malformed"
+        if not re.fullmatch(rb"[+-]?[0-9]+", fields[3]):
+            return "not an integer"    # atol reads a prefix; we refuse (see the reader doc)
+        out.append((fields[0].decode(), fields[2].decode(), int(fields[3])))
+        pos = end + 1
+    return out
+
+
+def _te_run(data: bytes) -> list[tuple[str, str, float]] | str:
+    """(qid, docno, score) trec_eval reads from a run file, or "malformed"."""
+    out = []
+    for line in data.split(b"\n"):
+        body = line.lstrip(b" \t\r\x0b\x0c")
+        if not body or body.startswith(b"#"):
+            continue
+        fields = line.split()
+        if len(fields) < 6:
+            return "malformed"
+        out.append((fields[0].decode(), fields[2].decode(), float(fields[4])))
+    return out
+
+
+def _triples(cols: tf.Columns) -> list[tuple]:
+    """(qid, docno, value) rows of the engine's columns (pyarrow on the fast path)."""
+    def text(arr):
+        return arr.tolist() if isinstance(arr, np.ndarray) else arr.to_pylist()
+    return list(zip(text(cols.qid), text(cols.docno), cols.value.tolist(), strict=True))
+
+
+def _no_blank_lines(data: bytes) -> bytes:
+    # onlineeval skips blank qrels lines, which trec_eval calls malformed: it reads a qrels
+    # file as trec_eval reads it with the blank lines deleted
+    return b"".join(ln for ln in data.splitlines(keepends=True) if ln.strip())
+
+
+def test_qrels_comment_only_in_the_first_column(tmp_path):
+    # get_qrels.c: '#' is tested before any whitespace is skipped, so " #x 0 d1 1" and
+    # "\t#y ..." are judgments of queries '#x' and '#y'
+    data = b"# header\nq1 0 d1 1\n #x 0 d1 1\n\t#y 0 d2 0\nq1 0 d2 0\n"
+    expected = [("q1", "d1", 1), ("#x", "d1", 1), ("#y", "d2", 0), ("q1", "d2", 0)]
+    assert _te_qrels(data) == expected
+    path = _write_bytes(tmp_path, "c.qrels", data)
+    assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
+    cols = tf.load_qrels(path)
+    assert _triples(cols) == expected
+
+
+def test_qrels_line_after_a_comment_line_is_a_judgment(tmp_path):
+    # get_qrels.c skips ONE comment line, then parses the next line whatever it holds
+    data = b"#c1\n#c2 0 d1 1\nq1 0 d2 1\n#c3\n#c4 0 d3 2\n#c5\nq1 0 d4 0\n"
+    expected = [("#c2", "d1", 1), ("q1", "d2", 1), ("#c4", "d3", 2), ("q1", "d4", 0)]
+    assert _te_qrels(data) == expected
+    path = _write_bytes(tmp_path, "c.qrels", data)
+    assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
+    # a second comment line that is not a judgment: trec_eval "Malformed line"; we name it
+    bad = write(tmp_path, "bad.qrels", "# made by x\n# on monday\nq1 0 d1 1\n")
+    assert _te_qrels(bad.read_bytes()) == "malformed"
+    with pytest.raises(LogFormatError, match=r"bad\.qrels:2: expected 4 .* found 3: "
+                                             r"'# on monday' \(this line is a judgment"):
+        read_qrels(bad)
+    bad_grade = write(tmp_path, "g.qrels", "#a\n# b c d\nq1 0 d1 1\n")
+    with pytest.raises(LogFormatError, match=r"g\.qrels:2: relevance grade .* found 'd' "
+                                             r"\(this line is a judgment"):
+        tf.load_qrels(bad_grade)
+
+
+@pytest.mark.parametrize("text", ["q1 0 d1 1\n# end\n", "q1 0 d1 1\n# end", "q1 0 d1 1\n#\n\n",
+                                  "# only a comment\n"])
+def test_qrels_ending_with_a_comment_is_refused(tmp_path, text):
+    # get_qrels.c parses the line after a comment line: after the last line that is past
+    # the end of its buffer (undefined behaviour), so no result can be matched
+    assert _te_qrels(_no_blank_lines(text.encode())) == "past the end"
+    path = write(tmp_path, "end.qrels", text)
+    line = len(text.rstrip("\n").split("\n"))
+    for reader in (read_qrels, tf.load_qrels):
+        with pytest.raises(LogFormatError, match=rf"end\.qrels:{line}: the qrels file ends with "
+                                                 r"this '#' comment line"):
+            reader(path)
+
+
+def test_run_comment_after_leading_whitespace_any_number(tmp_path):
+    # get_trec_results.c skips the line's leading whitespace, then a '#' makes it a comment;
+    # a '#' elsewhere is an ordinary character (qid q#1, docno d#1, tag t#)
+    data = (b"#c1\n#c2 Q0 d9 1 9 x\n  # c3\n\t\x0b#c4 Q0 d9 1 9 x\nq1 Q0 d1 1 0.5 a\n"
+            b" #x Q0 d2 1 0.5 a\nq#1 Q0 d#1 1 0.25 t# more\n#last Q0 d9 1 9 x\n")
+    expected = [("q1", "d1", 0.5), ("q#1", "d#1", 0.25)]
+    assert _te_run(data) == expected
+    path = _write_bytes(tmp_path, "c.run", data)
+    frame = read_run(path)
+    assert list(frame[["qid", "docno", "score"]].itertuples(index=False, name=None)) == expected
+    assert frame["tag"].tolist() == ["a", "t#"]
+    cols = tf.load_run(path)
+    assert _triples(cols) == expected
+    assert cols.runid == "t#"       # the last content line's tag; comments do not count
+
+
+_TOKENS = [b"q1", b"q2", b"#q", b"#", b"d1", b"d2", b"d#", b"0", b"1", b"2", b"Q0", b"x"]
+_GAPS = [b" ", b"\t", b"  ", b" \x0b", b"\r "]
+
+
+def _random_line(rng: np.random.Generator, n_fields: int) -> bytes:
+    kind = rng.integers(6)
+    if kind == 0:
+        return b"" if rng.integers(2) else b" \t"           # blank
+    lead = _GAPS[rng.integers(len(_GAPS))] if rng.integers(3) == 0 else b""
+    if kind == 1:                                          # comment-like, any field count
+        n = int(rng.integers(0, n_fields + 2))
+        words = [b"#" + _TOKENS[rng.integers(len(_TOKENS))]] + [
+            _TOKENS[rng.integers(len(_TOKENS))] for _ in range(n)]
+    else:                                                  # a data line (maybe a #qid)
+        qid = _TOKENS[rng.integers(3)]
+        docno = _TOKENS[4 + rng.integers(3)]
+        value = _TOKENS[7 + rng.integers(3)]
+        words = ([qid, b"0", docno, value] if n_fields == 4
+                 else [qid, b"Q0", docno, b"1", value, b"t"])
+    sep = _GAPS[rng.integers(len(_GAPS))]
+    return lead + sep.join(words)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_files_read_as_trec_eval_reads_them(tmp_path, seed):
+    # many small files mixing comments (with and without leading whitespace, in a row, at
+    # the end), blank lines, '#' qids and irregular whitespace; our readers against the
+    # walk of trec_eval's loops above
+    rng = np.random.default_rng(seed)
+    for i in range(60):
+        for kind, n_fields in (("qrels", 4), ("run", 6)):
+            lines = [_random_line(rng, n_fields) for _ in range(int(rng.integers(1, 7)))]
+            data = b"\n".join(lines) + (b"\n" if rng.integers(4) else b"")
+            path = _write_bytes(tmp_path, f"{i}.{kind}", data)
+            if kind == "qrels":
+                want = _te_qrels(_no_blank_lines(data))
+                read, load = read_qrels, tf.load_qrels
+            else:
+                want = _te_run(data)
+                read, load = read_run, tf.load_run
+            if not isinstance(want, list) or not want:
+                with pytest.raises(LogFormatError):
+                    read(path)
+                with pytest.raises(LogFormatError):
+                    load(path)
+                continue
+            frame = read(path)
+            value = "rel" if kind == "qrels" else "score"
+            got = list(frame[["qid", "docno", value]].itertuples(index=False, name=None))
+            assert got == want, data
+            cols = load(path)
+            assert _triples(cols) == want
+
+
+@pytest.mark.parametrize("old, new, want", [
+    (b"q2 0 doc20 2\n", b"#c 0 doc20 2\n", "skipped"),                     # comment
+    (b"q2 0 doc20 2\nq2 0 doc21 0\n", b"#c 0 doc20 2\n#d 0 doc21 0\n", "second"),
+    (b"q2 0 doc20 2\n", b" #c 0 doc20 2\n", "kept"),                       # leading blank
+])
+def test_comments_in_a_clean_qrels_file_leave_the_fast_path(tmp_path, old, new, want):
+    # a clean-looking file that holds a '#' line is read by the scanner, with its rules
+    data = _QRELS.replace(old, new)
+    assert data != _QRELS
+    path = _write_bytes(tmp_path, "q.qrels", data)
+    expected = _te_qrels(data)
+    assert isinstance(expected, list)
+    assert len(expected) == 40 - (want == "skipped") - (want == "second")
+    assert ("#d" in [q for q, _, _ in expected]) == (want == "second")
+    assert ("#c" in [q for q, _, _ in expected]) == (want == "kept")
+    assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
+    cols = tf.load_qrels(path)
+    assert _triples(cols) == expected
+
+
+def test_qrels_hash_query_reaches_the_engine_as_trec_eval_reads_it(tmp_path):
+    # with -c (complete) a judged query that the run lacks counts as a zero: the '#x'
+    # judgments read from " #x ..." lines behave exactly as the same judgments of a query
+    # 'zx' (a name that sorts the same way relative to the others is not needed for these
+    # measures: means over queries and num_q)
+    run = write(tmp_path, "r.run", "q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n")
+    hashed = write(tmp_path, "h.qrels", "q1 0 d1 1\n #x 0 d5 1\n #x 0 d6 1\n")
+    plain = write(tmp_path, "p.qrels", "q1 0 d1 1\nzx 0 d5 1\nzx 0 d6 1\n")
+    measures = ["map", "P_5", "num_rel", "num_q"]
+    a = evaluate(hashed, run, measures, complete=True)
+    b = evaluate(plain, run, measures, complete=True)
+    pd.testing.assert_frame_equal(a, b)
+    assert a["num_q"].iloc[0] == 2 and a["num_rel"].iloc[0] == 3
+    assert a["map"].iloc[0] == pytest.approx((1.0 + 0.0) / 2)
+
+
+# --------------------------------------------------------------------------- '#' in DataFrames
+
+@pytest.mark.parametrize("source", [
+    pd.DataFrame({"qid": ["q1", "q1", "#2"], "docno": ["a", "b", "c"], "score": [3, 2, 1]}),
+    {"q1": {"a": 3, "b": 2}, "#2": {"c": 1}},
+])
+def test_run_frame_qid_starting_with_hash_is_refused(tmp_path, source):
+    # the same rows written as a run file: trec_eval (get_trec_results.c) skips the '#2'
+    # line as a comment, with or without leading blanks, so it can never score query '#2'
+    for lead in ("", " ", "\t"):
+        text = f"q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\n{lead}#2 Q0 c 3 1 t\n"
+        assert [q for q, _, _ in _te_run(text.encode())] == ["q1", "q1"]
+        assert read_run(write(tmp_path, "r.run", text))["qid"].tolist() == ["q1", "q1"]
+    with pytest.raises(SchemaError, match=r"^run column 'qid' row 2: '#2' starts with '#'; in a "
+                                          r"TREC run file .* is a comment .*rename the query"):
+        read_run(source)
+    with pytest.raises(SchemaError, match=r"^my run column 'qid' row 2: '#2'"):
+        tf.load_run(tf.Labelled(source, "my run"))
+    qrels = write(tmp_path, "q.qrels", "q1 0 a 1\n")
+    with pytest.raises(SchemaError, match=r"^second run column 'qid' row 2"):
+        evaluate(qrels, source, ["map"], run_label="second run")
+
+
+@pytest.mark.parametrize("source", [
+    pd.DataFrame({"qid": ["#1", "q1"], "docno": ["a", "b"], "rel": [1, 0]}),
+    {"#1": {"a": 1}, "q1": {"b": 0}},
+])
+def test_qrels_frame_qid_starting_with_hash_is_refused(tmp_path, source):
+    # written as qrels lines, get_qrels.c would skip '#1 0 a 1' as a comment: scoring the
+    # frame would count a query (with -c) and a relevant document that trec_eval does not
+    text = b"#1 0 a 1\nq1 0 b 0\n"
+    assert _te_qrels(text) == [("q1", "b", 0)]
+    assert read_qrels(_write_bytes(tmp_path, "q.qrels", text))["qid"].tolist() == ["q1"]
+    with pytest.raises(SchemaError, match=r"^qrels column 'qid' row 0: '#1' starts with '#'; "
+                                          r"trec_eval 10.0 \(get_qrels.c\) skips"):
+        read_qrels(source)
+    with pytest.raises(SchemaError, match=r"^qrels column 'qid' row 0"):
+        evaluate(source, {"q1": {"b": 1.0}}, ["map"])
+
+
+def test_hash_inside_frame_fields_is_kept_as_in_a_file(tmp_path):
+    # only a qid's FIRST character matters; a docno or a later '#' is ordinary in a file
+    path = write(tmp_path, "r.run", "q#1 Q0 #d 1 2 t\nq#1 Q0 d#2 2 1 t\n")
+    frame = read_run(pd.DataFrame({"qid": ["q#1", "q#1"], "docno": ["#d", "d#2"],
+                                   "score": [2.0, 1.0]}))
+    cols = ["qid", "docno", "score"]
+    pd.testing.assert_frame_equal(frame[cols], read_run(path)[cols])
+    assert read_qrels({"q#1": {"#d": 1}}).values.tolist() == [["q#1", "#d", 1]]
+
+
+# --------------------------------------------------------------------------- numbers in ASCII
+
+@pytest.mark.parametrize("grade", ["1_0", "\u0663", "\uff11", "99999999999999999999", "0x1"])
+def test_qrels_grade_must_be_an_ascii_integer(tmp_path, grade):
+    # atol (get_qrels.c) reads "1_0" as 1 and Arabic-Indic / full-width digits as 0, while
+    # Python's int() reads 10, 3 and 1: refuse rather than differ
+    path = write(tmp_path, "g.qrels", f"q1 0 d1 1\nq1 0 d2 {grade}\n")
+    for reader in (read_qrels, tf.load_qrels):
+        with pytest.raises(LogFormatError, match=r"g\.qrels:2: relevance grade must be an "
+                                                 r"integer"):
+            reader(path)
+    ok = write(tmp_path, "ok.qrels", "q1 0 d1 +2\nq1 0 d2 -1\nq1 0 d3 007\n")
+    assert read_qrels(ok)["rel"].tolist() == [2, -1, 7]
+
+
+@pytest.mark.parametrize("score", ["\u0661.5", "\uff12", "1\u0660"])
+def test_run_score_must_be_ascii(tmp_path, score):
+    # Python's float() reads other scripts' digits; C's atof stops at them (0 or a prefix)
+    assert float(score) != 0
+    path = write(tmp_path, "s.run", f"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 {score} t\n")
+    for reader in (read_run, tf.load_run):
+        with pytest.raises(LogFormatError, match=r"s\.run:2: score \(5th field\) must be a "
+                                                 r"number"):
+            reader(path)
+
+
+def test_hex_grade_never_read_by_the_fast_reader(tmp_path, monkeypatch):
+    # pyarrow's int64 parser reads "0x1" as 1, atol (get_qrels.c) as 0: the raw-byte check
+    # sends any "<delimiter>0x" to the scanner, which refuses the grade. The check works in
+    # steps; with a 7-byte step the pattern falls across a step boundary at every offset.
+    import pyarrow as pa
+
+    assert pa.array(["0x1"]).cast(pa.int64()).to_pylist() == [1]      # why the check exists
+    monkeypatch.setattr(tf, "_CHECK_STEP", 7)
+    for pad in range(8):
+        path = write(tmp_path, f"h{pad}.qrels", f"q1 0 d{'1' * pad} 1\nq1 0 d2 0X1\n")
+        with pytest.raises(LogFormatError, match=r":2: relevance grade .* found '0X1'"):
+            tf.load_qrels(path)
+    # a docno or iter field that starts with 0x is read (by the scanner) as it is
+    path = write(tmp_path, "doc.qrels", "q1 0x 0xa1 1\nq1 0 d2 0\n")
+    assert _triples(tf.load_qrels(path)) == [("q1", "0xa1", 1), ("q1", "d2", 0)]
+    tabs = write(tmp_path, "tab.qrels", "q1\t0\td1\t0x2\n")
+    with pytest.raises(LogFormatError, match=r":1: relevance grade .* found '0x2'"):
+        tf.load_qrels(tabs)

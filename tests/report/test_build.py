@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from onlineeval.errors import OnlineEvalError
 from onlineeval.report.build import ExperimentReadout, _row, lower_is_better
 from onlineeval.study import Experiment
 
@@ -138,3 +141,89 @@ def test_study_file_experiment_reads_its_page_outcomes_once(interleaving_study, 
     il = r.interleaving.iloc[0]
     assert (il["wins_a"], il["wins_b"], il["impressions"]) == (2, 1, 3)
     assert r.within["interleaving Δ_q"]["n"] == 2
+
+
+@pytest.mark.parametrize("role, corrupt, needle", [
+    # a score that is not a number, and a qid a run file could never hold (a '#' line is a
+    # comment to trec_eval): the error names the run by its study key and path
+    ("treatment_run", lambda df: df.assign(score=df["score"].astype(object).where(
+        df.index != 1, "high")), r"column 'score' row 1: 'high' is not a number"),
+    ("control_run", lambda df: df.assign(qid=df["qid"].where(df.index != 2, "#q2")),
+     r"column 'qid' row 2: '#q2' starts with '#'"),
+])
+def test_bad_dataframe_run_in_a_report_names_the_run(interleaving_study, monkeypatch, role,
+                                                     corrupt, needle):
+    # a study names its runs by path; scoring hands each run to per_query_scores with a
+    # label, which is how a DataFrame run is named in errors. The run of `role` reaches the
+    # scorer as a bad DataFrame here (read from its file, then corrupted).
+    from onlineeval.offline import read_run
+    from onlineeval.report import build_report
+
+    compare = importlib.import_module("onlineeval.offline.compare")  # not the function
+
+    (exp,) = interleaving_study.experiments
+    target = getattr(exp, role)
+    labels = {}
+    real = compare.per_query_scores
+
+    def scorer(qrels, run, measures, *, run_label="run"):
+        labels[Path(run).name] = run_label
+        if run == target:
+            run = corrupt(read_run(run))
+        return real(qrels, run, measures, run_label=run_label)
+
+    monkeypatch.setattr(compare, "per_query_scores", scorer)
+    with pytest.raises(OnlineEvalError) as err:
+        build_report(interleaving_study)
+    message = str(err.value)
+    label = f"{role} {str(target)!r}"
+    assert labels[target.name] == label
+    assert message.startswith("study.toml: experiment 'x': offline comparison: ")
+    assert re.search(re.escape(label) + " " + needle, message), message
+    if role == "treatment_run":    # the control run was scored first, with its own label
+        assert labels["c.run"] == f"control_run {str(exp.control_run)!r}"
+
+
+def test_study_runs_are_scored_with_their_labels(interleaving_study, monkeypatch):
+    # the clean study: both runs are labelled by their key and path, and the scores are
+    # what per_query_scores gives for the run files themselves
+    from onlineeval.report import build_report
+
+    compare = importlib.import_module("onlineeval.offline.compare")  # not the function
+
+    (exp,) = interleaving_study.experiments
+    seen = []
+    real = compare.per_query_scores
+
+    def scorer(qrels, run, measures, *, run_label="run"):
+        seen.append((Path(run).name, run_label))
+        return real(qrels, run, measures, run_label=run_label)
+
+    monkeypatch.setattr(compare, "per_query_scores", scorer)
+    r = build_report(interleaving_study)
+    assert seen == [("c.run", f"control_run {str(exp.control_run)!r}"),
+                    ("t.run", f"treatment_run {str(exp.treatment_run)!r}")]
+    # P@1 per query by hand from the fixture: c ranks d2 first for q1 (not relevant) and d3
+    # for q2 (relevant); t ranks d1 (relevant) and d3 (relevant)
+    pq = r.experiments[0].per_query.set_index("qid")
+    assert pq["control"].to_dict() == {"q1": 0.0, "q2": 1.0}
+    assert pq["treatment"].to_dict() == {"q1": 1.0, "q2": 1.0}
+
+
+def test_study_qrels_file_is_read_as_trec_eval_reads_it(interleaving_study):
+    # " #q3 0 d1 1" is a judgment of query '#q3' for trec_eval (get_qrels.c tests '#' in the
+    # first column only) and evaluate() reads it so from the file; the report scores the
+    # study's qrels file the same way. Scored as trec_eval -c, the judged query that neither
+    # run answers is a 0 on both sides; its delta is 0.
+    from onlineeval.report import build_report
+
+    (exp,) = interleaving_study.experiments
+    with open(exp.qrels, "a") as fh:
+        fh.write(" #q3 0 d1 1\n")
+    r = build_report(interleaving_study)
+    pq = r.experiments[0].per_query.set_index("qid")
+    assert pq.loc["#q3"].tolist() == [0.0, 0.0, 0.0]
+    assert pq["control"].to_dict() == {"#q3": 0.0, "q1": 0.0, "q2": 1.0}
+    assert pq["treatment"].to_dict() == {"#q3": 0.0, "q1": 1.0, "q2": 1.0}
+    off = r.experiments[0].offline.iloc[0]
+    assert off["delta"] == pytest.approx((0 + 1 + 0) / 3)   # mean per-query P@1 delta
