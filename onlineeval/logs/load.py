@@ -44,6 +44,9 @@ class _Table:
     conversions: dict[str, casting.Conversion] = field(default_factory=dict)
     extras: list[str] = field(default_factory=list)
     types: dict[str, str] = field(default_factory=dict)  # canonical name -> SQL type
+    # rows read, and non-null values of each checked optional column (set by validation)
+    rows: int = 0
+    non_null: dict[str, int] = field(default_factory=dict)
 
     @property
     def raw(self) -> str:

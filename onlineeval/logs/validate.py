@@ -139,9 +139,16 @@ def _note_empty(report: LoadReport, t: _Table, counts: list[int], n: int) -> Non
         report.empty_columns[t.name] = empty
 
 
+#: optional searches columns that become required when the log has them: a search without
+#: its ts cannot be placed in time, and one without its session_id in a log that gives
+#: sessions belongs to no session (it would silently join every other such search of its user)
+_REQUIRED_WHEN_GIVEN = ("ts", "session_id")
+
+
 def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
-              classified: dict[str, str], ts_required: bool = True) -> bool:
-    required = ["search_id", "user_id"] + (["ts"] if t.has("ts") and ts_required else [])
+              classified: dict[str, str],
+              when_given: tuple[str, ...] = _REQUIRED_WHEN_GIVEN) -> bool:
+    required = ["search_id", "user_id"] + [c for c in when_given if t.has(c)]
     null = " OR ".join(f"s.{qi(c)} IS NULL" for c in required)
     bad = _bad_counts(t)
     optional = _optional(t)
@@ -154,10 +161,13 @@ def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     if n == 0:
         raise SchemaError(f"{t.source.label}: the searches table has no rows")
     _note_empty(report, t, list(row[3:3 + len(optional)]), n)
-    if ts_required and "ts" in report.empty_columns.get("searches", ()):
-        # a ts column without a single value is a log without times, not a log whose every
-        # row lacks its required ts
-        return _searches(con, t, report, classified, ts_required=False)
+    t.rows, t.non_null = n, dict(zip(optional, row[3:3 + len(optional)], strict=True))
+    empty = set(report.empty_columns.get("searches", ()))
+    if empty & set(required):
+        # a ts (session_id) column without a single value is a log without times (sessions),
+        # not a log whose every row lacks a required value
+        return _searches(con, t, report, classified,
+                         tuple(c for c in when_given if c not in empty))
     report.rows_read["searches"] = n
     report.excluded.update({("searches", "null_required"): n_null} if n_null else {})
     dup = n_distinct < n - n_null
@@ -187,10 +197,13 @@ def _final_searches(con: duckdb.DuckDBPyConnection, tables: dict[str, _Table]) -
     t = tables["searches"]
     cols = [f"s.{qi(c)}" for c in column_names("searches") if c != "n_results"]
     join = ""
-    if t.has("n_results") or "results" not in tables:
+    given = t.has("n_results")
+    if "results" not in tables or (given and t.non_null.get("n_results") == t.rows):
         cols.append(f"s.{qi('n_results')}")
     else:
-        cols.append(f"CAST(coalesce(n.n, 0) AS INTEGER) AS {qi('n_results')}")
+        # absent, or null on some (or every) row: the number of results rows of the search
+        n = f"coalesce(s.{qi('n_results')}, n.n, 0)" if given else "coalesce(n.n, 0)"
+        cols.append(f"CAST({n} AS INTEGER) AS {qi('n_results')}")
         join = (f" LEFT JOIN (SELECT {SID}, count(*) AS n FROM {qi('results')} GROUP BY {SID})"
                 f" n ON s.{SID} = n.{SID}")
     cols += [f"s.{qi(x)}" for x in t.extras]

@@ -104,7 +104,8 @@ _ALL = (
     OnlineMetric(
         "zero_result_rate", "zero_result", "known_n_results",
         "searches with n_results = 0 / searches",
-        "n_results counted from results when not given (a search with no results rows has 0)",
+        "n_results counted from results when not given or null (a search with no results rows "
+        "has 0); without results, over the searches with a known n_results",
         (("searches.n_results",),),
         better="lower",
     ),
