@@ -124,8 +124,14 @@ def _gap_us(gap_min: float) -> int:
 
 
 def view_name(sat_dwell_s: float, session_gap_min: float) -> str:
-    """Name of the facts view for these parameters (one view per parameter pair)."""
-    return f"online_search_facts__sat{sat_dwell_s:g}s__gap{session_gap_min:g}min"
+    """Name of the facts view for these parameters (one view per parameter pair).
+
+    The numbers are written exactly (``repr`` of the float): a rounded form such as ``:g``
+    gave 30 and 30.0000001 the same name, so a name returned earlier could be redefined with
+    other parameters.
+    """
+    return (f"online_search_facts__sat{float(sat_dwell_s)!r}s"
+            f"__gap{float(session_gap_min)!r}min")
 
 
 #: test hook: the key hash is ``hash(key) >> PK_SHIFT``; 0 in the product. Tests set 63, which

@@ -168,3 +168,12 @@ def test_fractional_session_gap_keeps_an_exact_gap(hand):
     assert df.loc["b2", "session_first"] == 1 and df.loc["b2", "session_no"] == 2
     assert facts_module._gap_us(0.1) == 6_000_000
     assert facts_module._gap_us(1e300) == 2**63 - 1
+
+
+def test_view_names_keep_parameters_apart():
+    # found by the online audit: ":g" formatting gave these the same view name
+    from onlineeval.online.facts import view_name
+
+    assert view_name(30, 30) != view_name(30.0000001, 30)
+    assert view_name(30, 30) != view_name(30, 30.0000001)
+    assert view_name(30, 30) == view_name(30.0, 30.0)
