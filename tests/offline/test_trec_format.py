@@ -603,25 +603,28 @@ def _no_blank_lines(data: bytes) -> bytes:
     return b"".join(ln for ln in data.splitlines(keepends=True) if ln.strip())
 
 
+def _qrels_read_as_trec_eval_reads(tmp_path, data: bytes, expected: list) -> object:
+    """Both the trec_eval walk and read_qrels give ``expected``; returns the file's path."""
+    assert _te_qrels(data) == expected
+    path = _write_bytes(tmp_path, "c.qrels", data)
+    assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
+    return path
+
+
 def test_qrels_comment_only_in_the_first_column(tmp_path):
     # get_qrels.c: '#' is tested before any whitespace is skipped, so " #x 0 d1 1" and
     # "\t#y ..." are judgments of queries '#x' and '#y'
     data = b"# header\nq1 0 d1 1\n #x 0 d1 1\n\t#y 0 d2 0\nq1 0 d2 0\n"
     expected = [("q1", "d1", 1), ("#x", "d1", 1), ("#y", "d2", 0), ("q1", "d2", 0)]
-    assert _te_qrels(data) == expected
-    path = _write_bytes(tmp_path, "c.qrels", data)
-    assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
-    cols = tf.load_qrels(path)
-    assert _triples(cols) == expected
+    path = _qrels_read_as_trec_eval_reads(tmp_path, data, expected)
+    assert _triples(tf.load_qrels(path)) == expected
 
 
 def test_qrels_line_after_a_comment_line_is_a_judgment(tmp_path):
     # get_qrels.c skips ONE comment line, then parses the next line whatever it holds
     data = b"#c1\n#c2 0 d1 1\nq1 0 d2 1\n#c3\n#c4 0 d3 2\n#c5\nq1 0 d4 0\n"
     expected = [("#c2", "d1", 1), ("q1", "d2", 1), ("#c4", "d3", 2), ("q1", "d4", 0)]
-    assert _te_qrels(data) == expected
-    path = _write_bytes(tmp_path, "c.qrels", data)
-    assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
+    _qrels_read_as_trec_eval_reads(tmp_path, data, expected)
     # a second comment line that is not a judgment: trec_eval "Malformed line"; we name it
     bad = write(tmp_path, "bad.qrels", "# made by x\n# on monday\nq1 0 d1 1\n")
     assert _te_qrels(bad.read_bytes()) == "malformed"
