@@ -3,9 +3,11 @@
 Merging: a coin decides once which ranking has priority. Two pointers ``ka`` and ``kb`` walk
 down A and B; the ranking whose pointer is behind (or, when they are level, the one with
 priority) offers its next document, which is appended unless it is already in the list, and
-that ranking's pointer advances. Joachims stops as soon as either ranking runs out; we then
-continue with the remaining documents of the other ranking, skipping placed ones, so the
-merged list holds every distinct document (cut to ``k``).
+that ranking's pointer advances. Joachims stops as soon as either ranking runs out (his loop
+runs while ``ka <= |A|`` and ``kb <= |B|``; ``fill=False`` does exactly that); by default
+(``fill=True``) we then continue with the remaining documents of the other ranking, skipping
+placed ones, so the merged list holds every distinct document (cut to ``k``). The two agree
+whenever neither ranking runs out before ``k`` documents are placed.
 
 Credit (Joachims 2003; also stated in Chapelle et al. 2012): let ``d`` be the clicked
 document shown lowest in the merged list and ``k* = min(rank of d in A, rank of d in B)``
@@ -28,7 +30,7 @@ from onlineeval.interleaving.team_draft import check_ranking, resolve_k
 
 def balanced(
     ranking_a: Sequence[Hashable], ranking_b: Sequence[Hashable], k: int | None = None,
-    rng: RandomLike = None, a_first: bool | None = None,
+    rng: RandomLike = None, a_first: bool | None = None, fill: bool = True,
 ) -> list[Hashable]:
     """Merge two rankings by balanced interleaving.
 
@@ -42,6 +44,9 @@ def balanced(
         Generator or seed for the one coin flip that gives A or B priority.
     a_first
         Fix the priority instead of flipping the coin (the coin is then not drawn).
+    fill
+        True (default): once either ranking runs out, append the other's remaining
+        documents. False: stop there, as Joachims (2003) does.
 
     Returns
     -------
@@ -64,7 +69,7 @@ def balanced(
         if doc not in placed:
             placed.add(doc)
             merged.append(doc)
-    for doc in [*a[ka:], *b[kb:]]:
+    for doc in [*a[ka:], *b[kb:]] if fill else []:
         if len(merged) >= n:
             break
         if doc not in placed:

@@ -4,7 +4,9 @@ The rankers draft in rounds: the teams with the fewest picks so far (among those
 have an unplaced document) are the candidates, one of them is chosen uniformly at random and
 places its highest-ranked unplaced document. Choosing uniformly among the teams level on
 picks is the same as Schuth et al.'s random order of the rankers within each round. With two
-rankings this is exactly team-draft interleaving. Credit is as in team-draft: each clicked
+rankings this is exactly :func:`~onlineeval.interleaving.team_draft` with its default
+``fill=True``: a ranking with no unplaced document left drops out and the others continue.
+Credit is as in team-draft: each clicked
 result counts for the team that placed it; the readout compares every pair of teams
 (a pairwise preference matrix).
 """

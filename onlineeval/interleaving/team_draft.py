@@ -3,7 +3,14 @@
 Two rankers are teams that draft documents for one merged list. While fewer than ``k``
 documents are placed, the team with fewer picks so far picks next, and a fair coin decides
 when both have picked equally often; a team picks its highest-ranked document that is not
-already placed. When one ranking has no unplaced document left, the other keeps picking alone.
+already placed. When one ranking has no unplaced document left, the other keeps picking alone
+(``fill=True``, the default), so the page is as long as the rankings allow. The published
+algorithm (Radlinski et al. 2008; restated by Chapelle et al. 2012) instead stops as soon as
+either ranking has no unplaced document left (its loop runs while
+``(∃i: A[i] ∉ I) ∧ (∃j: B[j] ∉ I)``): ``fill=False`` gives exactly that. The two agree whenever
+neither ranking runs out before ``k`` documents are placed (e.g. both hold at least ``k``).
+Filling gives the longer ranking extra, uncontested slots, so a ranker that returns more
+results gains credit from that alone; the published rule keeps the team sizes within one.
 A click is credited to the team that placed the clicked document.
 """
 
@@ -54,13 +61,14 @@ def resolve_k(k: int | None, rankings: Sequence[Sequence[Hashable]]) -> int:
 
 def draft(
     rankings: Sequence[Sequence[Hashable]], labels: Sequence[Hashable], k: int,
-    choose: Callable[[list[int]], int],
+    choose: Callable[[list[int]], int], fill: bool = True,
 ) -> Interleaved:
     """The team-draft loop shared by two-team interleaving and multileaving.
 
     ``choose(candidates)`` returns one of the indices in ``candidates`` (all teams that have
     the fewest picks among those with an unplaced document left); it is only called when
-    there are at least two candidates.
+    there are at least two candidates. ``fill=False`` stops as soon as any ranking has no
+    unplaced document left (the published two-team rule).
     """
     placed: set[Hashable] = set()
     pointer = [0] * len(rankings)
@@ -74,7 +82,7 @@ def draft(
                 pointer[i] += 1
             if pointer[i] < len(ranking):
                 available.append(i)
-        if not available:
+        if not available or (not fill and len(available) < len(rankings)):
             break
         fewest = min(picks[i] for i in available)
         candidates = [i for i in available if picks[i] == fewest]
@@ -89,7 +97,7 @@ def draft(
 
 def team_draft(
     ranking_a: Sequence[Hashable], ranking_b: Sequence[Hashable], k: int | None = None,
-    rng: RandomLike = None, teams: tuple[Hashable, Hashable] = ("A", "B"),
+    rng: RandomLike = None, teams: tuple[Hashable, Hashable] = ("A", "B"), fill: bool = True,
 ) -> Interleaved:
     """Merge two rankings by team-draft interleaving.
 
@@ -104,6 +112,11 @@ def team_draft(
         ``numpy.random.Generator`` or integer seed for the coin flips (None: unseeded).
     teams
         Labels written to the team column for ranking_a and ranking_b.
+    fill
+        True (default): when one ranking has no unplaced document left, the other keeps
+        picking until the page holds ``k`` documents. False: stop there, exactly as the
+        published algorithm (Radlinski et al. 2008) does; the page may then be shorter than
+        ``k`` (empty when either ranking is empty). See the module docstring.
 
     Returns
     -------
@@ -116,18 +129,19 @@ def team_draft(
         raise InvalidParameterError(f"teams must be two distinct labels; got {teams!r}")
     gen = as_generator(rng)
     return draft([a, b], list(teams), resolve_k(k, [a, b]),
-                 lambda c: c[0] if gen.random() < 0.5 else c[1])
+                 lambda c: c[0] if gen.random() < 0.5 else c[1], fill=fill)
 
 
 def team_draft_distribution(
     ranking_a: Sequence[Hashable], ranking_b: Sequence[Hashable], k: int | None = None,
-    teams: tuple[Hashable, Hashable] = ("A", "B"),
+    teams: tuple[Hashable, Hashable] = ("A", "B"), fill: bool = True,
 ) -> list[tuple[Interleaved, float]]:
     """Every merged list team-draft can produce, with its exact probability.
 
     Enumerates all sequences of coin flips (at most ``ceil(k / 2)`` are ever needed, one
     before each odd-numbered pick) and merges identical results. Probabilities sum to 1.
-    Cost grows as ``2 ** ceil(k / 2)``: meant for k up to about 20.
+    Cost grows as ``2 ** ceil(k / 2)``: meant for k up to about 20. ``fill`` as in
+    :func:`team_draft`.
     """
     a = check_ranking(ranking_a, "ranking_a")
     b = check_ranking(ranking_b, "ranking_b")
@@ -136,7 +150,7 @@ def team_draft_distribution(
     found: dict[tuple[tuple[Hashable, ...], tuple[Hashable, ...]], float] = {}
     for bits in itertools.product((0, 1), repeat=flips):
         it = iter(bits)
-        merged = draft([a, b], list(teams), n, lambda c, it=it: c[next(it)])
+        merged = draft([a, b], list(teams), n, lambda c, it=it: c[next(it)], fill=fill)
         key = (tuple(merged.docs), tuple(merged.teams))
         found[key] = found.get(key, 0.0) + 0.5 ** flips
     return [(Interleaved(list(d), list(t)), p) for (d, t), p in found.items()]

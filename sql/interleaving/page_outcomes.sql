@@ -16,7 +16,10 @@
 --   the pairs are (team_a, team_b) with team_a < team_b (byte order), so "A" is the
 --   alphabetically first team. Two teams give one pair; multileaved pages give every pair.
 -- click matching: a click hits the result of its page with the same rank; a click without a
---   rank hits the result with its doc_id. A result clicked more than once counts once.
+--   rank hits the result with its doc_id, and when the page shows that doc_id at several
+--   ranks, the highest-placed one (smallest rank; the rule onlineeval.load_logs uses to fill
+--   a missing click rank), so one click is credited once. A result clicked more than once
+--   counts once.
 -- formula: credit_t = number of distinct results placed by team t that were clicked on the
 --   page (0 when the team placed nothing on the page); outcome = 'a' when credit_a > credit_b,
 --   'b' when credit_b > credit_a, 'tie' when equal and > 0, 'none' otherwise (no click, or
@@ -38,14 +41,29 @@ pages AS (
     WHERE CAST($experiment AS VARCHAR) IS NULL
        OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)
 ),
+page_click_rows AS MATERIALIZED (
+    -- read once: the loader's clicks view is itself a join, and it is used twice below
+    SELECT c.search_id, c.rank, c.doc_id
+    FROM clicks AS c
+    SEMI JOIN pages AS p ON p.search_id = c.search_id
+),
+first_shown AS (
+    -- for clicks logged without a rank: the highest-placed result showing their doc_id (one
+    -- row per page and doc, so a doc shown twice cannot turn one click into two)
+    SELECT r.search_id, r.doc_id, min(r.rank) AS rank
+    FROM results AS r
+    SEMI JOIN page_click_rows AS c
+        ON c.search_id = r.search_id AND c.rank IS NULL AND c.doc_id = r.doc_id
+    GROUP BY r.search_id, r.doc_id
+),
 matched AS (
     -- every click row of an interleaved page with the result it hit (rank NULL: none)
     SELECT c.search_id, r.rank, r.team
-    FROM clicks AS c
-    SEMI JOIN pages AS p ON p.search_id = c.search_id
+    FROM page_click_rows AS c
+    LEFT JOIN first_shown AS f
+        ON c.rank IS NULL AND f.search_id = c.search_id AND f.doc_id = c.doc_id
     LEFT JOIN results AS r
-        ON r.search_id = c.search_id
-       AND (r.rank = c.rank OR (c.rank IS NULL AND r.doc_id = c.doc_id))
+        ON r.search_id = c.search_id AND r.rank = coalesce(c.rank, f.rank)
 ),
 page_clicks AS (
     SELECT
