@@ -13,10 +13,14 @@ Conventions shared by every measure here
       relevant, not judged. A qrels line with a *negative* grade (``UNJUDGED``) is read as
       trec_eval reads it — in the pool but not judged (its bpref and num_nonrel_judged_ret
       skip such documents): gain 0, not relevant, not judged, not judged non-relevant.
-    * *relevant* means grade >= ``relevance_level`` (trec_eval's ``-l``, default 1). Graded
-      measures (CG, DCG, nDCG_exp, ERR, Best) use the grades themselves.
-    * A query with no relevant document scores 0 (trec_eval's rule for its own measures),
-      except fallout@k and judged@k, which do not depend on relevant documents.
+    * *relevant* means grade >= ``relevance_level`` (trec_eval's ``-l``, default 1; must be
+      >= 0 here). Graded measures (CG, DCG, DCG_exp, nDCG_exp, ERR) use the grades themselves
+      and ignore ``relevance_level``, as trec_eval's ndcg does: a grade-1 document still has
+      gain 1 at ``-l 2``. Best compares grades and needs the top grade to be relevant.
+    * A query with no relevant document scores 0 on RR, R_cap, F and Best (trec_eval's rule
+      for its own measures). The graded measures score 0 when the query has no positive
+      grade (CG, DCG, ERR: nothing retrieved has one; nDCG_exp: IDCG = 0). fallout@k and
+      judged@k do not depend on relevant documents.
     * An empty result list scores 0 everywhere.
 
 Discount ``1 / log2(r + 1)`` as in trec_eval's ndcg. Linear gain = grade (trec_eval's ndcg,
@@ -54,6 +58,23 @@ def _top(data: Ranked, k: int | None) -> np.ndarray:
     if k is None:
         return np.ones(len(data.rel), dtype=bool)
     return data.pos < k
+
+
+def _relevant(data: Ranked) -> np.ndarray:
+    """``data.is_rel``, refusing a negative relevance level.
+
+    Below 0 the engine's codes for "not in the qrels" (-1) and "negative grade" (-2) would
+    pass ``rel >= level`` while |R| counts judged grades >= 0 only, so a measure could count
+    an unjudged document as a relevant hit (R_cap above 1). Level 0 already makes every judged
+    document relevant, so nothing is lost.
+    """
+    if data.relevance_level < 0:
+        raise InvalidParameterError(
+            f"relevance_level must be >= 0 for the measures beyond trec_eval (RR@k, R_cap, "
+            f"F, fallout, Best); got {data.relevance_level}. Use 0 to count every judged "
+            f"document as relevant"
+        )
+    return data.is_rel
 
 
 def _sum(data: Ranked, mask: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -121,8 +142,10 @@ def ndcg_exp(data: Ranked, k: int | None = None) -> np.ndarray:
 
     The ideal ranking lists the query's judged grades in descending order, cut at k (as
     trec_eval's ndcg_cut builds its ideal). A query without a positive grade (IDCG = 0)
-    scores 0, as trec_eval's ndcg does. Equals ranx's ``ndcg_burges@k`` on runs without score
-    ties (ranx orders tied documents differently).
+    scores 0, as trec_eval's ndcg does. Equals ranx's ``ndcg_burges@k`` and ir_measures'
+    ``nDCG(gains={g: 2^g - 1})@k`` on runs without score ties (ranx orders tied documents
+    differently; checked on trec_eval's graded test collection, tests/offline/test_audit.py).
+    Negative grades have gain 0, as in ranx.
     """
     return ratio(dcg(data, k, exponential=True), ideal_dcg(data, k, exponential=True))
 
@@ -131,9 +154,10 @@ def reciprocal_rank(data: Ranked, k: int | None = None) -> np.ndarray:
     """RR@k = 1 / rank of the first relevant document within the top k, else 0.
 
     Without k this is trec_eval's recip_rank; with k, relevant documents below rank k do not
-    count (ranx's ``mrr@k``). MRR@k is its mean over queries.
+    count (equal to ranx's ``mrr@k`` and ir_measures' ``RR@k`` on runs without score ties).
+    MRR@k is its mean over queries.
     """
-    first = data.first_pos(data.is_rel & _top(data, k))
+    first = data.first_pos(_relevant(data) & _top(data, k))
     return ratio(np.ones(len(first)), np.where(first >= 0, first + 1.0, 0.0))
 
 
@@ -143,17 +167,27 @@ def err(data: Ranked, k: int | None, gmax: float) -> np.ndarray:
     ``ERR@k = Σ_{r<=k} (1/r) R_r Π_{i<r} (1 - R_i)`` with stop probability
     ``R = (2^g - 1) / 2^gmax`` (unjudged and negative grades: g = 0, R = 0). ``gmax`` is the
     highest grade of the scale; :func:`onlineeval.offline.evaluate` defaults it to the highest
-    grade in the qrels. It must be >= every retrieved grade, so that R < 1.
+    grade anywhere in the qrels (queries not evaluated included: the qrels define the scale,
+    so a query's ERR does not depend on which other queries were retrieved). It must be >=
+    every judged grade of the evaluated queries, retrieved or not, so that R < 1 and the scale
+    is the same at every cutoff; a lower gmax is an error.
+
+    Tools differ only in gmax: gdeval (ir_measures' ``ERR@k``) fixes gmax = 4 —
+    ``ERR@k(gmax=4)`` reproduces it (to the 5 decimals gdeval prints); some libraries use
+    the query's own highest grade, which is not Chapelle et al.'s definition.
     """
     gmax = float(gmax)
     if not np.isfinite(gmax):
         raise InvalidParameterError(f"ERR's gmax must be a finite number; got {gmax!r}")
     top = _top(data, k)
     g = np.maximum(data.rel[top], 0).astype(np.float64)
-    if g.size and g.max() > gmax:
+    # every judged grade of the evaluated queries, retrieved or not, above the cutoff or not:
+    # the scale does not depend on k
+    highest = int(max_judged_grade(data).max(initial=-1))
+    if highest > gmax:
         raise InvalidParameterError(
-            f"ERR's gmax ({gmax:g}) is below a grade in the judgments ({g.max():g}); gmax "
-            f"must be the highest grade of the scale, e.g. ERR@10(gmax={g.max():g})"
+            f"ERR's gmax ({gmax:g}) is below a grade in the judgments ({highest}); gmax "
+            f"must be the highest grade of the scale, e.g. ERR@10(gmax={highest})"
         )
     stop = (np.exp2(g) - 1.0) / np.exp2(gmax)
     qi = data.seg[top]
@@ -174,7 +208,7 @@ def err(data: Ranked, k: int | None, gmax: float) -> np.ndarray:
 def recall_capped(data: Ranked, k: int) -> np.ndarray:
     """R_cap@k = relevant in the top k / min(k, |R|) (BEIR's capped recall); 0 if |R| = 0."""
     top = _top(data, k)
-    hits = _sum(data, top, data.is_rel.astype(np.float64))
+    hits = _sum(data, top, _relevant(data).astype(np.float64))
     return ratio(hits, np.minimum(float(k), data.num_rel.astype(np.float64)))
 
 
@@ -184,6 +218,7 @@ def best(data: Ranked, k: int | None = None) -> np.ndarray:
     0 when that grade is below ``relevance_level`` (the query has no relevant document).
     """
     top = _top(data, k)
+    _relevant(data)
     highest = max_judged_grade(data)
     hit = top & (data.rel == highest[data.seg]) & (data.rel >= 0)
     found = np.bincount(data.seg[hit], minlength=data.n_queries) > 0
@@ -196,7 +231,7 @@ def fallout(data: Ranked, k: int | None = None) -> np.ndarray:
     Judged non-relevant: ``0 <= grade < relevance_level``. 0 when the query has none.
     """
     top = _top(data, k)
-    nonrel = (data.rel >= 0) & ~data.is_rel
+    nonrel = (data.rel >= 0) & ~_relevant(data)
     num = _sum(data, top, nonrel.astype(np.float64))
     lvl = min(max(data.relevance_level, 0), data.rel_levels.shape[1])
     den = data.rel_levels[:, :lvl].sum(axis=1).astype(np.float64)
@@ -207,7 +242,11 @@ def judged(data: Ranked, k: int) -> np.ndarray:
     """judged@k = documents in the top k judged with a grade >= 0, divided by k.
 
     Divides by k even when fewer than k documents were retrieved (as P@k does), so a short
-    list counts its missing positions as unjudged.
+    list counts its missing positions as unjudged. A qrels line with a negative grade is not a
+    judgment (trec_eval's reading). ir_measures' ``Judged@k`` (from OpenNIR) differs on both
+    points: it divides by ``min(k, retrieved)`` and counts any qrels line as judged, so the
+    two agree only when at least k documents are retrieved and no grade is negative. No paper
+    fixes the short-list case; we keep P@k's rule so judged@k and P@k share a denominator.
     """
     top = _top(data, k)
     return _sum(data, top, (data.rel >= 0).astype(np.float64)) / float(k)
@@ -217,13 +256,14 @@ def f_measure(data: Ranked, k: int, beta: float = 1.0) -> np.ndarray:
     """F_β@k = (1 + β²) P@k R@k / (β² P@k + R@k) = (1 + β²) rel_k / (β² |R| + k).
 
     P@k = rel_k / k (trec_eval's P, dividing by k), R@k = rel_k / |R| (trec_eval's recall).
-    0 when no relevant document is in the top k (including |R| = 0).
+    0 when no relevant document is in the top k (including |R| = 0). F1@k equals ranx's
+    ``f1@k`` on runs without score ties (ranx also divides P@k by k).
     """
     beta = float(beta)
     if not (np.isfinite(beta) and beta > 0):
         raise InvalidParameterError(f"F's beta must be a positive number; got {beta!r}")
     top = _top(data, k)
-    hits = _sum(data, top, data.is_rel.astype(np.float64))
+    hits = _sum(data, top, _relevant(data).astype(np.float64))
     b2 = beta * beta
     return (1.0 + b2) * hits / (b2 * data.num_rel.astype(np.float64) + float(k))
 

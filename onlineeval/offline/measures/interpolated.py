@@ -6,7 +6,9 @@ num_rel and relevant retrieved documents at ranks ``r_1 < r_2 < ... < r_m``:
 - interpolated precision at the j-th relevant document: ``ip_j = max_{i >= j} i / r_i``
   (the best precision at this point or deeper in the ranking);
 - a recall level ``x`` becomes a count of relevant documents ``k = lround(x · R)`` (round
-  half away from zero; trec_eval 10 changed this from v9's ``(long)(x·R + 0.9)``);
+  half away from zero; trec_eval 10 changed this from v9's ``(long)(x·R + 0.9)``, which
+  pytrec_eval still uses: with 1 of 3 relevant found, level 0.4 is reached here (k = 1)
+  and not in pytrec_eval (k = 2) — tests/offline/test_audit.py);
 - ``iprec_at_recall_x`` = ``ip_k`` for 1 <= k <= m; ``max_i i / r_i`` (= ip_1) for k = 0, and
   0 when nothing relevant is retrieved; 0 for k > m (that recall is never reached).
   Defaults x = 0.0, 0.1, ..., 1.0; values named ``iprec_at_recall_0.10`` etc.
