@@ -267,6 +267,14 @@ def evaluate(
         raise InvalidParameterError(
             f"relevance_level must be an integer grade (trec_eval -l); got {relevance_level!r}"
         )
+    if relevance_level < 0:
+        # below 0 a document missing from the qrels would count as a relevant hit while the
+        # number of relevant documents counts judged ones only: recall above 1 (pytrec_eval
+        # refuses such levels too; the trec-eval command keeps trec_eval's own behaviour)
+        raise InvalidParameterError(
+            f"relevance_level must be >= 0; got {relevance_level}. Use 0 to count every "
+            "judged document as relevant"
+        )
     specs = [parse_measure(m) for m in measures]
     _import_in_background("pandas")  # needed for the result only; loads while files are read
     with no_hugepage_advice():

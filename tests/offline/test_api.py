@@ -340,3 +340,14 @@ def test_run_label_does_not_rename_a_file(tmp_path):
     with pytest.raises(InputError, match=r"bad\.run:2: score") as err:
         evaluate({"1": {"a": 1}}, run, "map", run_label="my run")
     assert "my run" not in str(err.value)
+
+
+def test_negative_relevance_level_is_refused():
+    # found by the offline audit: at -1, recall_5 came out 1.5 and map 1.375 (unjudged
+    # retrieved documents counted as relevant hits, the relevant total counted judged ones)
+    qrels = {"q1": {"d1": 1, "d2": 0}}
+    run = {"q1": {"d1": 3.0, "d3": 2.0, "d4": 1.0}}
+    with pytest.raises(InvalidParameterError, match="relevance_level must be >= 0"):
+        evaluate(qrels, run, ["recall_5", "map"], relevance_level=-1)
+    got = evaluate(qrels, run, ["recall_5"], relevance_level=0)
+    assert got["recall_5"].iloc[0] == pytest.approx(1 / 2)  # d1 of {d1, d2}
