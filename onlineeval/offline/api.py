@@ -228,7 +228,7 @@ def evaluate(
         descending; the rank column is ignored.
     measures : one name or a list (see the module docstring for the accepted forms).
     per_query : one row per query instead of the summary row.
-    relevance_level : grade from which a document counts as relevant (trec_eval ``-l``).
+    relevance_level : grade (>= 0) from which a document counts as relevant (trec_eval ``-l``).
     complete : also score judged queries absent from the run, as 0 (trec_eval ``-c``).
     run_label : names a DataFrame or dict run in error messages (a bad score, a duplicate
         document, no query in common), so a caller scoring several runs can say which one is
