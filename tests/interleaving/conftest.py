@@ -67,3 +67,31 @@ def logs():
     """The hand-made pages loaded with onlineeval.load_logs."""
     s, r, c = frames()
     return load_logs(searches=s, results=r, clicks=c)
+
+
+def _raw_logs(searches: pd.DataFrame, results: pd.DataFrame, clicks: pd.DataFrame):
+    """Views made directly in DuckDB, bypassing load_logs (which excludes bad clicks and fills
+    a click's missing rank), so the interleaving SQL sees the rows as given;
+    interleaving_readout accepts any object whose ``con`` holds the three views."""
+    import types
+
+    import duckdb
+
+    ts = "ts" if "ts" in searches.columns else "NULL AS ts"
+    con = duckdb.connect()
+    for name, df, cols in (
+        ("searches", searches, f"search_id, user_id, {ts}, NULL AS session_id, query, "
+                               "experiment, NULL AS variant, NULL AS n_results"),
+        ("results", results, "search_id, rank, doc_id, team"),
+        ("clicks", clicks, "search_id, rank, doc_id, NULL AS ts, NULL AS dwell_ms"),
+    ):
+        con.register(f"src_{name}", df)
+        con.execute(f"CREATE VIEW {name} AS SELECT {cols} FROM src_{name}")
+    return types.SimpleNamespace(con=con)
+
+
+@pytest.fixture(scope="session")
+def raw_logs():
+    """Build raw (unvalidated) log views: ``raw_logs(searches, results, clicks)``."""
+    return _raw_logs
+

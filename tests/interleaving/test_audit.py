@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import math
 import random
-import types
 from collections import Counter, defaultdict
 from fractions import Fraction
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -277,22 +275,8 @@ def test_readout_counts_match_an_independent_page_by_page_count(seed):
             stats.binomtest(wa, wa + wb).pvalue if wa + wb else math.nan, nan_ok=True)
 
 
-def raw_logs(searches: pd.DataFrame, results: pd.DataFrame, clicks: pd.DataFrame):
-    """Views made directly in DuckDB, bypassing load_logs (which fills missing click ranks):
-    interleaving_readout accepts any object whose ``con`` holds the three views."""
-    con = duckdb.connect()
-    for name, df, cols in (
-        ("searches", searches, "search_id, user_id, NULL AS ts, query, experiment, "
-                               "NULL AS variant"),
-        ("results", results, "search_id, rank, doc_id, team"),
-        ("clicks", clicks, "search_id, rank, doc_id"),
-    ):
-        con.register(f"src_{name}", df)
-        con.execute(f"CREATE VIEW {name} AS SELECT {cols} FROM src_{name}")
-    return types.SimpleNamespace(con=con)
 
-
-def test_click_without_rank_on_a_doc_shown_twice_is_credited_once():
+def test_click_without_rank_on_a_doc_shown_twice_is_credited_once(raw_logs):
     # Bug found by this audit: a click logged by doc_id only, on a doc the page shows at two
     # ranks (placed by different teams), was joined to both results and credited to both
     # teams, turning a win into a tie. One click is one clicked result (Radlinski et al. 2008
@@ -310,7 +294,7 @@ def test_click_without_rank_on_a_doc_shown_twice_is_credited_once():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_raw_views_and_loaded_logs_give_the_same_counts(seed):
+def test_raw_views_and_loaded_logs_give_the_same_counts(seed, raw_logs):
     # the SQL's own click matching (no loader) agrees with the reference on adversarial logs
     s, r, c = random_log(seed)
     want = reference_readout(s, r, c)

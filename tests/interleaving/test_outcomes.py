@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import types
 
-import duckdb
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -15,21 +13,6 @@ from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.interleaving import outcome as interleaving_outcome
 from onlineeval.interleaving import outcomes
 from onlineeval.logs import load_logs
-
-
-def raw_logs(searches: pd.DataFrame, results: pd.DataFrame, clicks: pd.DataFrame):
-    """Views made directly in DuckDB (no loader), so clicks the loader would exclude reach
-    the SQL: it must still count them rather than credit them."""
-    con = duckdb.connect()
-    for name, df, cols in (
-        ("searches", searches, "search_id, user_id, ts, NULL AS session_id, query, experiment,"
-                               " NULL AS variant, NULL AS n_results"),
-        ("results", results, "search_id, rank, doc_id, team"),
-        ("clicks", clicks, "search_id, rank, doc_id, NULL AS ts, NULL AS dwell_ms"),
-    ):
-        con.register(f"src_{name}", df)
-        con.execute(f"CREATE VIEW {name} AS SELECT {cols} FROM src_{name}")
-    return types.SimpleNamespace(con=con)
 
 
 def page_rows(logs) -> pd.DataFrame:
@@ -96,7 +79,7 @@ def test_summary_by_day(logs):
     assert list(out.wins_a) == [2, 1]
 
 
-def test_unmatched_click_is_counted_not_credited(hand_frames):
+def test_unmatched_click_is_counted_not_credited(hand_frames, raw_logs):
     s, r, c = hand_frames
     bad = pd.DataFrame({"search_id": ["p4"], "rank": pd.array([9], "Int64"), "doc_id": [None]})
     logs = raw_logs(s, r, pd.concat([c, bad], ignore_index=True))
@@ -150,8 +133,8 @@ def random_pages(draw):
 
 
 @settings(max_examples=40, deadline=None)
-@given(random_pages())
-def test_sql_matches_a_python_reference_on_random_pages(pages):
+@given(pages=random_pages())
+def test_sql_matches_a_python_reference_on_random_pages(raw_logs, pages):
     day = pd.Timestamp("2024-01-01")
     searches = pd.DataFrame([(s, u, q, "e", day) for s, u, q, _, _ in pages],
                             columns=["search_id", "user_id", "query", "experiment", "ts"])
