@@ -49,7 +49,7 @@ from onlineeval.offline import extra_measures as _extra  # registers extras and 
 from onlineeval.offline.measures.base import MEASURES, Params
 from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
 from onlineeval.offline.trec_eval import _fix_missing, _sequential_sum
-from onlineeval.offline.trec_format import Labelled, _is_path, _run_frame, read_run
+from onlineeval.offline.trec_format import Labelled, read_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -320,8 +320,4 @@ def as_run_frame(run: Any, what: str = "run") -> pd.DataFrame:
     a DataFrame or dict input in error messages (e.g. ``"rbo second run (run_b)"``), so a
     caller taking several runs can say which one is bad; a file is named by its path and line.
     """
-    if _is_path(run):
-        frame = read_run(run)
-    else:
-        frame = _run_frame(run, what=what)
-    return frame[["qid", "docno", "score"]]
+    return read_run(Labelled(run, what))[["qid", "docno", "score"]]

@@ -79,7 +79,8 @@ would reject.
 Internal API used by the engine (not re-exported)
     ``load_qrels(source)`` / ``load_run(source)`` -> :class:`Columns` (qid, docno, value,
     name, runid) without building pandas objects for files on the fast path;
-    ``load_run(Labelled(run, label))`` names a DataFrame or dict run ``label`` in errors.
+    ``load_run(Labelled(run, label))`` (and ``read_run``) names a DataFrame or dict run
+    ``label`` in errors.
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ def read_run(source: Any) -> pd.DataFrame:
     """
     import pandas as pd
 
+    source, what = _unlabelled(source)
     if _is_path(source):
         path = Path(source)
         _check_file(path)
@@ -188,7 +190,7 @@ def read_run(source: Any) -> pd.DataFrame:
             "qid": qid, "docno": docno, "rank": rank,
             "score": np.asarray(score, dtype=np.float64), "tag": tag,
         })
-    df = _run_frame(source)
+    df = _run_frame(source, what)
     out = df[["qid", "docno", "score"]].copy()
     out.insert(2, "rank", df["rank"] if "rank" in df else "")
     out["tag"] = df["tag"].astype(str) if "tag" in df else "run"
@@ -245,15 +247,20 @@ class Labelled:
     label: str
 
 
+def _unlabelled(source: Any) -> tuple[Any, str]:
+    """(source, the name its errors use): a :class:`Labelled` run's label, else "run"."""
+    if isinstance(source, Labelled):
+        return source.source, source.label
+    return source, "run"
+
+
 def load_run(source: Any) -> Columns:
     """Run columns (qid, docno, score) and the run id from any accepted source, validated.
 
     ``source`` may be wrapped in :class:`Labelled`: a DataFrame or dict is then named by the
     label in errors (and in the engine's, e.g. duplicate documents) instead of ``"run"``.
     """
-    what = "run"
-    if isinstance(source, Labelled):
-        source, what = source.source, source.label
+    source, what = _unlabelled(source)
     if _is_path(source):
         path = Path(source)
         _check_file(path)
