@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--docs-per-query", type=int, default=30,
                         help="judged documents per topic (default 30)")
     parser.add_argument("--days", type=float, default=14.0,
-                        help="length of the experiment period in days (default 14)")
+                        help="days over which sessions are planned (default 14); a session "
+                        "running past the end is kept whole")
     parser.add_argument("--pre-days", type=float, default=0.0,
                         help="days of pre-period traffic before the experiment, served as "
                         "control to every user (for CUPED; default 0)")

@@ -21,9 +21,12 @@ NAIVE_TS_TYPES = frozenset({
 })
 TZ_TS_TYPES = frozenset({"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"})
 
-# A time followed by a UTC offset or Z: such text is read as an instant and shown in UTC.
-# DuckDB's plain TIMESTAMP cast would silently drop the offset.
-_OFFSET = r"[0-9]:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?\s*([+-][0-9]{2}(:?[0-9]{2})?|[Zz]|UTC)$"
+# A time followed by anything but its fraction of a second -- a UTC offset (+02:00), Z, a zone
+# name (UTC, EST, Europe/Berlin), AM/PM or other text: such text is read as an instant with
+# DuckDB's TIMESTAMPTZ cast and shown in UTC, and text that cast cannot read is a bad value.
+# DuckDB's plain TIMESTAMP cast would silently ignore whatever follows the time
+# ('12:00:00 EST' -> 12:00, '01:00:00 PM' -> 01:00).
+_OFFSET = r"[0-9]:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?\s*[^0-9\s.:]"
 
 
 class UnsupportedType(Exception):

@@ -12,7 +12,10 @@ extension                              format
 ``.jsonl``, ``.ndjson``, ``.json``     JSON lines (``.gz`` too)
 =====================================  ===========================
 
-CSV and TSV are read with every column as text; the loader converts and validates each
+Parts of one table are matched by column name (a column missing from some parts is NULL
+there), never by position. JSON columns that DuckDB would type as dates or times (from a
+sample of the first rows) are read as text too, and converted by the loader. CSV and TSV are
+read with every column as text; the loader converts and validates each
 canonical column itself, so a bad value is reported with its file and column. A folder of parts
 written partitioned (``searches/variant=control/part-0.parquet``) gets the partition columns.
 """
@@ -76,12 +79,25 @@ def _is_glob(text: str) -> bool:
     return any(ch in text for ch in "*?[") and not os.path.exists(text)
 
 
-def _part_files(folder: Path) -> list[str]:
-    # Part files written by Spark/DuckDB sit beside markers such as _SUCCESS or .crc files.
-    found = []
+def _part_files(folder: Path, table: str) -> list[str]:
+    """The part files under ``folder``. Names starting with ``_`` or ``.`` are skipped, at any
+    depth: markers such as ``_SUCCESS`` and ``.crc`` files, and folders such as Spark's
+    ``_temporary/`` whose attempt files would repeat rows. Any other file must have a known
+    extension: one that is skipped silently would drop its rows."""
+    found, unknown = [], []
     for p in sorted(folder.rglob("*")):
-        if p.is_file() and not p.name.startswith((".", "_")) and file_format(p):
-            found.append(str(p))
+        inside = p.relative_to(folder).parts
+        if not p.is_file() or any(part.startswith((".", "_")) for part in inside):
+            continue
+        (found if file_format(p) else unknown).append(str(p))
+    if unknown:
+        raise SchemaError(
+            f"{folder}: the folder of table {table!r} holds file(s) without a known extension "
+            f"({', '.join(EXTENSIONS)}): {', '.join(unknown[:3])}"
+            f"{f' and {len(unknown) - 3} more' if len(unknown) > 3 else ''}; their rows would "
+            "not be read. Rename them, or move them out of the folder (names starting with _ "
+            "or . are skipped)"
+        )
     return found
 
 
@@ -103,7 +119,7 @@ def resolve_files(spec: str | os.PathLike[str], table: str) -> tuple[str, list[s
     text = os.fspath(spec)
     path = Path(text)
     if path.is_dir():
-        files = _part_files(path.resolve())
+        files = _part_files(path.resolve(), table)
         if not files:
             raise SchemaError(
                 f"{path}: folder for table {table!r} holds no part files with a known "
@@ -151,6 +167,12 @@ def _read(con: duckdb.DuckDBPyConnection, fmt: str, files: list[str],
           hive: bool) -> duckdb.DuckDBPyRelation:
     arg: Any = files if len(files) > 1 else files[0]
     extra: dict[str, Any] = {"hive_partitioning": True} if hive else {}
+    if len(files) > 1 and fmt != "json":
+        # Parts are matched by column name: by default DuckDB takes the columns of the first
+        # part and reads the others by position, so a part with its columns in another order
+        # would swap values silently, and a column only some parts have would be dropped.
+        # (JSON lines are always matched by name.)
+        extra["union_by_name"] = True
     if fmt == "parquet":
         return con.read_parquet(arg, **extra)
     if fmt in ("csv", "tsv"):
@@ -163,7 +185,25 @@ def _read(con: duckdb.DuckDBPyConnection, fmt: str, files: list[str],
         return con.read_csv(arg, header=True, all_varchar=True, skiprows=0,
                             sep="\t" if fmt == "tsv" else ",", quotechar='"', escapechar='"',
                             **extra)
-    return con.read_json(arg, format="auto", **extra)
+    rel = con.read_json(arg, format="auto", **extra)
+    # DuckDB types a JSON column TIMESTAMP or DATE from a sample of the first rows; a later
+    # row is then parsed without its zone ('... 12:00:00+02:00' and '... 12:00:00 EST' both
+    # become 12:00, '01:00:00 PM' becomes 01:00). Such columns are read as text instead, so
+    # the loader converts every value itself (see casting.py) and refuses what it cannot read.
+    partitions = _partition_names(files) if hive else set()
+    types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)
+             if c not in partitions}
+    if not any(t.startswith(_TEMPORAL) for t in types.values()):
+        return rel
+    columns = {c: "VARCHAR" if t.startswith(_TEMPORAL) else t for c, t in types.items()}
+    return con.read_json(arg, format="auto", columns=columns, **extra)
+
+
+_TEMPORAL = ("TIMESTAMP", "DATE", "TIME", "INTERVAL")
+
+
+def _partition_names(files: list[str]) -> set[str]:
+    return {part.split("=", 1)[0] for f in files for part in Path(f).parts[:-1] if "=" in part}
 
 
 def open_table(
@@ -225,6 +265,7 @@ def open_table(
 
 _CSV_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _JSON_ERROR = re.compile(r'Malformed JSON in file "(.*)", at byte \d+ in [^:]*: ([^.]*)')
+_JSON_TYPE_ERROR = re.compile(r'JSON transform error in file "(.*)", in line \d+: (.*)')
 _COLUMN_COUNT = re.compile(r"Expected Number of Columns: (\d+) Found: \d+$")
 _ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
 
@@ -246,10 +287,23 @@ def read_error(exc: BaseException, sep: str = ",") -> tuple[str | None, int | No
         # DuckDB's JSON line numbers are off by one (and absent for the first line):
         # locate_error finds the line itself
         return bad_json.group(1), None, one_line(f"malformed JSON: {bad_json.group(2)}")
+    bad_type = _JSON_TYPE_ERROR.search(text)
+    if bad_type and "has duplicate key" in bad_type.group(2):
+        return bad_type.group(1), None, one_line(
+            f"a JSON object names one key twice ({bad_type.group(2)}); give each key once")
+    if bad_type:
+        # DuckDB's line number here is not the line's (it counts within a buffer)
+        return bad_type.group(1), None, one_line(
+            f"a value does not have the type DuckDB chose for its column from the file's first "
+            f"rows ({bad_type.group(2)}); give each column one JSON type in every row "
+            '(e.g. every id a string: "search_id": "7")')
     line = _CSV_LINE.search(text)
     if line is None:
         return file, None, one_line(text.splitlines()[0])
-    head = [x.strip() for x in text.split("Possible fixes:")[0].splitlines()[1:] if x.strip()]
+    # the problem is stated before DuckDB's suggestions and its list of reader settings
+    body = re.split(r"Possible fixes:|Possible Solution:|^\s*file = ", text, maxsplit=1,
+                    flags=re.MULTILINE)[0]
+    head = [x.strip() for x in body.splitlines()[1:] if x.strip()]
     original = next((x.removeprefix("Original Line:").strip() for x in head
                      if x.startswith("Original Line:")), None)
     reason = head[-1] if head and not head[-1].startswith("Original Line:") else "malformed line"
@@ -268,10 +322,33 @@ def locate_error(con: duckdb.DuckDBPyConnection, fmt: str, files: Sequence[str])
     """After DuckDB failed to read ``files``: raise LogFormatError naming the first bad line
     when one can be found (CSV/TSV by a strict read, JSON lines by parsing each line)."""
     for f in files:
+        if fmt in ("csv", "tsv", "json"):
+            _locate_utf8_error(f)
         if fmt in ("csv", "tsv"):
             _locate_csv_error(con, f, "\t" if fmt == "tsv" else ",")
         elif fmt == "json":
             _locate_json_error(f)
+
+
+def _locate_utf8_error(file: str) -> None:
+    """Raise LogFormatError naming the first line of ``file`` that is not UTF-8 text.
+
+    DuckDB names a wrong line (and shows the header) for a file in another encoding."""
+    opener = gzip.open if file.endswith(".gz") else open
+    try:
+        with opener(file, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise LogFormatError(
+                        one_line(file), number,
+                        f"the line is not valid UTF-8 text ({exc.reason} at byte "
+                        f"{exc.start + 1} of the line); text files must be UTF-8: convert it "
+                        "first (e.g. iconv -f latin1 -t utf-8)",
+                    ) from None
+    except (OSError, EOFError):
+        return
 
 
 def _open_text(file: str) -> Any:

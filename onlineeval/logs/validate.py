@@ -152,16 +152,19 @@ def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     null = " OR ".join(f"s.{qi(c)} IS NULL" for c in required)
     bad = _bad_counts(t)
     optional = _optional(t)
+    # A search_id is a duplicate when it is on more than one row, whatever the other columns
+    # of those rows hold: with a twin row (even one lacking its user), which row is "the" page
+    # is unknowable, so no row of the id is kept.
     row = _query(con, t, f"SELECT count(*), count(*) FILTER (WHERE {null}), "
-                         f"count(DISTINCT s.{SID}) FILTER (WHERE NOT ({null}))"
+                         f"count(DISTINCT s.{SID}), count(s.{SID})"
                          f"{''.join(f', count(s.{qi(c)})' for c in optional)}"
                          f"{''.join(', ' + b for b in bad)} FROM {t.check} s")[0]
-    n, n_null, n_distinct = row[0], row[1], row[2]
-    _raise_bad_values(con, t, list(row[3 + len(optional):]), n)
+    n, n_null, n_distinct, n_sid = row[0], row[1], row[2], row[3]
+    _raise_bad_values(con, t, list(row[4 + len(optional):]), n)
     if n == 0:
         raise SchemaError(f"{t.source.label}: the searches table has no rows")
-    _note_empty(report, t, list(row[3:3 + len(optional)]), n)
-    t.rows, t.non_null = n, dict(zip(optional, row[3:3 + len(optional)], strict=True))
+    _note_empty(report, t, list(row[4:4 + len(optional)]), n)
+    t.rows, t.non_null = n, dict(zip(optional, row[4:4 + len(optional)], strict=True))
     empty = set(report.empty_columns.get("searches", ()))
     if empty & set(required):
         # a ts (session_id) column without a single value is a log without times (sessions),
@@ -170,13 +173,15 @@ def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
                          tuple(c for c in when_given if c not in empty))
     report.rows_read["searches"] = n
     report.excluded.update({("searches", "null_required"): n_null} if n_null else {})
-    dup = n_distinct < n - n_null
+    dup = n_distinct < n_sid
     if dup:
+        # n: rows of the id not already excluded as null_required (the reason that comes first)
         _create(con, t, "TABLE", _DUP_SIDS,
-                f"SELECT s.{SID}, count(*) AS n FROM {t.typed} s WHERE NOT ({null}) "
-                f"GROUP BY s.{SID} HAVING count(*) > 1")
+                f"SELECT s.{SID}, count(*) FILTER (WHERE NOT ({null})) AS n FROM {t.typed} s "
+                f"WHERE s.{SID} IS NOT NULL GROUP BY s.{SID} HAVING count(*) > 1")
         n_dup = _query(con, t, f"SELECT sum(n) FROM {_DUP_SIDS}")[0][0]
-        report.excluded[("searches", "duplicate_search_id")] = int(n_dup)
+        if n_dup:
+            report.excluded[("searches", "duplicate_search_id")] = int(n_dup)
     reason = (f"CASE WHEN {null} THEN 'null_required'"
               + (f" WHEN d.{SID} IS NOT NULL THEN 'duplicate_search_id'" if dup else "")
               + " END")
@@ -267,6 +272,9 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
     # seen shows a repeat as fewer bits than rows, without counting distinct (search_id, rank)
     # pairs. A hash collision or more than one rank above 63 in a group only makes it suspect
     # a repeat, which the exact GROUP BY below then confirms or rules out.
+    # Like a repeated search_id, a rank is repeated whatever the other row holds: a twin
+    # lacking its doc_id (excluded as null_required) still leaves the shown doc unknowable.
+    paired = f"r.{SID} IS NOT NULL AND r.{RANK} >= 1"
     small = f"r.{RANK} BETWEEN 1 AND 63"
     suspect = _query(con, t, (
         f"SELECT count(*) FILTER (WHERE n_small <> bit_count(mask) OR n_big > 1) FROM ("
@@ -274,11 +282,11 @@ def _results(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
         f"coalesce(bit_or(CASE WHEN {small} THEN CAST(1 AS UBIGINT) << "
         f"CAST(r.{RANK} AS UBIGINT) END), CAST(0 AS UBIGINT)) AS mask, "
         f"count(*) FILTER (WHERE r.{RANK} > 63) AS n_big "
-        f"FROM {t.typed} r WHERE {valid} GROUP BY h)"))[0][0]
+        f"FROM {t.typed} r WHERE {paired} GROUP BY h)"))[0][0]
     dup = False
     if suspect:
         _create(con, t, "TABLE", _DUP_RANKS,
-                f"SELECT r.{SID}, r.{RANK} FROM {t.typed} r WHERE {valid} "
+                f"SELECT r.{SID}, r.{RANK} FROM {t.typed} r WHERE {paired} "
                 f"GROUP BY r.{SID}, r.{RANK} HAVING count(*) > 1")
         dup = _query(con, t, f"SELECT count(*) FROM {_DUP_RANKS}")[0][0] > 0
     classified["results"] = (

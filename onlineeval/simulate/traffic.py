@@ -55,18 +55,23 @@ class TrafficConfig:
 
     Per user: a propensity ``b ~ Normal(0, propensity_sd)`` (the click model's logit shift);
     ``1 + Poisson(sessions_per_user - 1)`` sessions whose planned starts are uniform over
-    ``days`` days from ``start`` (a session never starts less than ``session_gap_s`` after the
-    previous one ended, so sessions derived with a 30-minute gap match ``session_id``). Per
-    session: ``1 + Poisson(tasks_per_session - 1)`` tasks; each task picks a topic by the
-    collection's popularity. A task's first search is, with probability ``p_zero_result``, the
-    topic's misspelling (no results; then reformulated with probability
-    ``p_reformulate_after_zero``), else the usual text. After a page without a satisfying
-    click the user reformulates (the topic's next text; the ranker serves the topic's list)
-    with probability ``p_reformulate``, at most ``max_reformulations`` times per task.
+    ``days`` days from ``start``. A session never starts less than ``session_gap_s`` after the
+    previous one ended (so sessions derived with a 30-minute gap match ``session_id``): one
+    planned too early is moved to ``session_gap_s`` plus ``Uniform(0, 1 h)`` after it.
+    Sessions run to their end, so a few events fall after ``start + days`` (sessions that
+    start near the end, or are moved past it). Per session:
+    ``1 + Poisson(tasks_per_session - 1)`` tasks; each task picks a topic by the collection's
+    popularity. A task's first search is, with probability ``p_zero_result``, the topic's
+    misspelling (no results; then reformulated with probability ``p_reformulate_after_zero``,
+    with the topic's second text), else the usual text (its first). After a page without a
+    satisfying click the user reformulates (the topic's next text; the ranker serves the
+    topic's list) with probability ``p_reformulate``; a task has at most
+    ``max_reformulations`` reformulations (the one after a misspelling included).
     Timing: first click ``reaction_s`` (uniform range) + ``scan_s`` per rank down to the click
-    after the page; later clicks add the previous click's dwell; the next search comes
-    ``think_s`` (uniform range) after the last click's dwell ends, or after the page was
-    scanned when nothing was clicked.
+    after the page; later clicks add the previous click's dwell and ``scan_s`` per rank
+    further down; the next search comes ``think_s`` (uniform range) after the last click's
+    dwell ends, or, when nothing was clicked, after ``reaction_s`` plus ``scan_s`` for each
+    of the first three results (a zero-result page: ``reaction_s`` only).
 
     Pre-period (for CUPED): with ``pre_days > 0`` each user also has
     ``Poisson(sessions_per_user * pre_days / days)`` sessions uniform over the ``pre_days``

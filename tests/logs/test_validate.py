@@ -58,7 +58,8 @@ def _reference(log):
             excluded[(table, reason)] = int(mask.sum())
 
     s_null = s.search_id.isna() | s.user_id.isna() | s.ts.isna()
-    counts = s[~s_null].search_id.value_counts()
+    # a search_id on several rows is a duplicate even when a twin lacks its user or ts
+    counts = s.search_id.value_counts()
     s_dup = ~s_null & s.search_id.map(counts).gt(1)
     count("searches", "null_required", s_null)
     count("searches", "duplicate_search_id", s_dup)
@@ -69,7 +70,9 @@ def _reference(log):
     r_null = r.search_id.isna() | r["rank"].isna() | r.doc_id.isna()
     r_low = ~r_null & (r["rank"].fillna(1) < 1)
     valid = ~r_null & ~r_low
-    pair_counts = r[valid].groupby(["search_id", "rank"]).size()
+    # a rank is repeated even when a twin lacks its doc_id
+    pair_counts = r[r.search_id.notna() & r["rank"].notna() & (r["rank"].fillna(0) >= 1)
+                    ].groupby(["search_id", "rank"]).size()
     r_dup = valid & pd.Series(
         [pair_counts.get((a, b), 0) > 1 for a, b in zip(r.search_id, r["rank"], strict=True)],
         index=r.index)

@@ -19,12 +19,13 @@ What is written:
   computed.
 
 Malformed lines (fewer than 3 or more than 5 fields, empty AnonID, an unparsable QueryTime, an
-ItemRank that is not a positive integer, ItemRank without ClickURL or the reverse) raise
-:class:`~onlineeval.errors.LogFormatError` with ``file:line``.
+ItemRank that is not a whole number from 1 to 2,147,483,647 in ASCII digits, ItemRank without
+ClickURL or the reverse) raise :class:`~onlineeval.errors.LogFormatError` with ``file:line``.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -42,6 +43,8 @@ COLUMNS: dict[str, list[str]] = {
     "clicks": ["search_id", "rank", "doc_id"],
 }
 _TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+_DIGITS = re.compile(r"[0-9]+")
+_MAX_RANK = 2_147_483_647  # largest value of the INTEGER rank column
 
 
 def _parse(path: Path, number: int, line: str) -> tuple[str, str, datetime, int | None, str]:
@@ -69,9 +72,12 @@ def _parse(path: Path, number: int, line: str) -> tuple[str, str, datetime, int 
         )
     rank: int | None = None
     if rank_text:
-        if not rank_text.isdigit() or int(rank_text) < 1:
+        # ASCII digits only: str.isdigit() also accepts '²' (int() then fails) and other
+        # scripts' digits; and the rank must fit the INTEGER column it is written to
+        if (not _DIGITS.fullmatch(rank_text) or not 1 <= int(rank_text) <= _MAX_RANK):
             raise LogFormatError(
-                path, number, f"ItemRank (field 4) must be a positive integer; got {rank_text!r}"
+                path, number, f"ItemRank (field 4) must be a positive integer (1 to "
+                f"{_MAX_RANK:,}, digits 0-9); got {rank_text!r}"
             )
         rank = int(rank_text)
     return anon.strip(), query, ts, rank, url
