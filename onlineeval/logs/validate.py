@@ -149,7 +149,11 @@ def _searches(con: duckdb.DuckDBPyConnection, t: _Table, report: LoadReport,
               classified: dict[str, str],
               when_given: tuple[str, ...] = _REQUIRED_WHEN_GIVEN) -> bool:
     required = ["search_id", "user_id"] + [c for c in when_given if t.has(c)]
-    null = " OR ".join(f"s.{qi(c)} IS NULL" for c in required)
+    # an empty text id is missing too: CSV reads "" as NULL, and Parquet, JSON and DataFrames
+    # must not instead make every id-less row one shared user (or session, or page)
+    null = " OR ".join(
+        f"(s.{qi(c)} IS NULL OR s.{qi(c)} = '')" if t.types.get(c) == "VARCHAR"
+        else f"s.{qi(c)} IS NULL" for c in required)
     bad = _bad_counts(t)
     optional = _optional(t)
     # A search_id is a duplicate when it is on more than one row, whatever the other columns

@@ -307,3 +307,29 @@ def test_a_rank_with_a_twin_row_lacking_its_doc_is_a_duplicate():
         ("clicks", "not_on_page"): 1}
     assert logs.con.execute("SELECT rank, doc_id FROM results").fetchall() == [(1, "a")]
     assert logs.con.execute("SELECT rank, doc_id FROM clicks").fetchall() == [(1, "a")]
+
+
+@pytest.mark.parametrize("fmt", ["frame", "parquet", "csv"])
+def test_empty_text_ids_are_missing_in_every_format(tmp_path, fmt):
+    # CSV reads "" as NULL; Parquet and DataFrames kept '' as a real id, so every search with
+    # an empty user_id became one user (and per-user statistics one giant unit)
+    s = pd.DataFrame({"search_id": ["a", "b", "", "d", "e"],
+                      "user_id": ["u1", "", "u2", "u3", "u4"],
+                      "ts": pd.to_datetime(["2024-01-01 10:00"] * 5),
+                      "session_id": ["s1", "s2", "s3", "", "s4"]})
+    c = pd.DataFrame({"search_id": ["a", "b", "", "e"], "rank": [1, 1, 1, 2]})
+    if fmt == "frame":
+        logs = onlineeval.load_logs(searches=s, clicks=c)
+    else:
+        for name, df in (("searches", s), ("clicks", c)):
+            if fmt == "parquet":
+                df.to_parquet(tmp_path / f"{name}.parquet")
+            else:
+                df.to_csv(tmp_path / f"{name}.csv", index=False)
+        logs = onlineeval.load_logs(tmp_path)
+    # b (no user), '' (no search_id) and d (no session in a log that gives sessions)
+    assert logs.report.excluded[("searches", "null_required")] == 3
+    kept = sorted(r[0] for r in logs.con.sql("SELECT search_id FROM searches").fetchall())
+    assert kept == ["a", "e"]
+    n_clicks = logs.con.sql("SELECT count(*) FROM clicks").fetchall()[0][0]
+    assert n_clicks == 2  # the clicks of b and of the empty id go with their searches
