@@ -11,6 +11,7 @@ log without problems is therefore read through plain projections.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from onlineeval.errors import (
     StrictModeError,
 )
 from onlineeval.logs import casting, mapping
-from onlineeval.logs.report import REASONS, LoadReport
+from onlineeval.logs.report import EMPTY_RESULTS, REASONS, LoadReport
 from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
 from onlineeval.logs.sources import EXTENSIONS, Source, find_table, one_line, open_table
 from onlineeval.logs.validate import validate
@@ -189,6 +190,9 @@ def _load(
         _create_source_views(con, t, tables)
     report = LoadReport(source=source)
     classified = validate(con, tables, report)
+    if report.rows_read.get("results") == 0:
+        warnings.warn(f"{tables['results'].source.label}: {EMPTY_RESULTS}", UserWarning,
+                      stacklevel=3)
     report.provided = {
         t: tuple(c for c in column_names(t)
                  if tb.has(c) and c not in report.empty_columns.get(t, ()))

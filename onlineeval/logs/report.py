@@ -20,6 +20,14 @@ REASONS: dict[str, str] = {
 }
 
 
+#: what an empty results table means (load_logs warns with it)
+EMPTY_RESULTS = (
+    "the table has no rows: a search without n_results counts 0 results, and every click "
+    "needs its rank/doc_id on the page, so clicks are excluded as not_on_page; if the log "
+    "has no results table, do not pass one"
+)
+
+
 def _rows(n: int) -> str:
     return f"{n:,} row" + ("" if n == 1 else "s")
 

@@ -7,6 +7,7 @@ text and the contract (issue 2 §2-§3), never from the code under test.
 
 from __future__ import annotations
 
+import warnings
 from datetime import datetime
 from pathlib import Path
 
@@ -333,3 +334,19 @@ def test_empty_text_ids_are_missing_in_every_format(tmp_path, fmt):
     assert kept == ["a", "e"]
     n_clicks = logs.con.sql("SELECT count(*) FROM clicks").fetchall()[0][0]
     assert n_clicks == 2  # the clicks of b and of the empty id go with their searches
+
+
+def test_an_empty_results_table_warns_what_it_does():
+    # a header-only results file makes every search zero-result and excludes every click:
+    # true to the schema, but almost always a mistake, so it is said, not left to the numbers
+    s = pd.DataFrame({"search_id": ["a", "b"], "user_id": ["u1", "u2"]})
+    c = pd.DataFrame({"search_id": ["a"], "rank": [1]})
+    r = pd.DataFrame({"search_id": pd.Series([], dtype=str), "rank": pd.Series([], dtype=int),
+                      "doc_id": pd.Series([], dtype=str)})
+    with pytest.warns(UserWarning, match="results table|no rows") as caught:
+        logs = onlineeval.load_logs(searches=s, clicks=c, results=r)
+    assert any("not_on_page" in str(w.message) for w in caught)
+    assert logs.report.excluded == {("clicks", "not_on_page"): 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        onlineeval.load_logs(searches=s, clicks=c)  # no results table: no warning

@@ -275,7 +275,8 @@ def test_parquet_results_with_a_checked_column_or_no_rows(tmp_path, monkeypatch)
     pd.DataFrame({"search_id": pd.Series([], dtype="str"), "rank": pd.array([], dtype="Int32"),
                   "doc_id": pd.Series([], dtype="str")}) \
         .to_parquet(tmp_path / "results.parquet", index=False)
-    logs = onlineeval.load_logs(tmp_path)
+    with pytest.warns(UserWarning, match="no rows"):
+        logs = onlineeval.load_logs(tmp_path)
     assert used == [False, True]
     assert logs.report.rows_read == {"searches": 2, "results": 0, "clicks": 2}
     assert logs.report.excluded == {("clicks", "unknown_search"): 1,
