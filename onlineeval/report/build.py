@@ -12,7 +12,9 @@ Per experiment (a ranker pair of the study file):
 - within-experiment agreement: per-query offline delta of the primary measure against the
   per-query interleaving Δ_q and against the per-query A/B CTR difference
   (:func:`onlineeval.agreement.per_query_agreement`; queries matched on the logs' ``qid``
-  column when present, else on the query text).
+  column when present, else on the query text). Left out and counted (``_within``): queries
+  whose online delta is undefined (searched in one A/B arm only; no decided interleaved page)
+  and the searches or pages without a query value, which are not a query.
 
 Across experiments: one row per experiment with every delta, oriented so that positive means
 "the treatment is better" (A/B metrics where lower is better — abandonment, zero results,
@@ -285,13 +287,38 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
                                  "control_team / treatment_team of this experiment in the "
                                  "study file")
             raise err from None
-        out.within["interleaving Δ_q"] = per_query_agreement(
-            offline_pq, pqi.set_index("qid")["delta_q"].dropna())
+        out.within["interleaving Δ_q"] = _within(
+            offline_pq, pqi, "delta_q", ["pages"], "pages",
+            "with no click on either team's results")
     else:
         out.notes.append("no interleaving logs in the study for this experiment")
     if exp.ab_logs is not None:
-        out.within["A/B CTR Δ"] = per_query_agreement(
-            offline_pq, pqa.set_index("qid")["ctr_delta"].dropna())
+        out.within["A/B CTR Δ"] = _within(
+            offline_pq, pqa, "ctr_delta", ["searches_control", "searches_treatment"],
+            "searches", "in one arm only")
+    return out
+
+
+def _within(offline_pq: pd.Series, online: pd.DataFrame, value: str, counts: list[str],
+            unit: str, undefined_reason: str) -> dict[str, Any]:
+    """Per-query agreement of the offline deltas with one per-query SQL's deltas, with the
+    online rows left out counted: queries whose online delta is undefined (NULL: e.g.
+    searched in one arm only) and the searches or pages without a query value (the SQL's
+    qid NULL row, which is not a query)."""
+    no_query = online["qid"].isna()
+    # (a stand-in frame with the deltas only, as tests pass, counts no row without a query)
+    present = [c for c in counts if c in online.columns]
+    n_without_query = int(online.loc[no_query, present].to_numpy().sum())
+    named = online[~no_query]
+    undefined = named[value].isna()
+    out = per_query_agreement(offline_pq, named.set_index("qid")[value].dropna())
+    out["n_online_undefined"] = int(undefined.sum())
+    # those of them that are judged are part of n_offline_only
+    judged = offline_pq.dropna().index.astype(str)
+    out["n_undefined_judged"] = int(named.loc[undefined, "qid"].astype(str).isin(judged).sum())
+    out["online_undefined_reason"] = undefined_reason
+    out["n_without_query"] = n_without_query
+    out["without_query_unit"] = unit
     return out
 
 

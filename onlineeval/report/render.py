@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from onlineeval.cli._output import _plain, records
-from onlineeval.report.build import INTERLEAVING, Report
+from onlineeval.report.build import INTERLEAVING, Report, lower_is_better
 from onlineeval.report.plots import forest_ab, position_ctr_curves, scatter_offline_online
 
 #: the section ids every report has, in order (tests and links rely on them)
@@ -61,6 +61,22 @@ def _table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
         cells = "".join(f"<td>{html.escape(_fmt(_plain(row[c])))}</td>" for c in cols)
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+ROUNDING = ("Numbers are rounded to 4 decimals (3 for the per-query sign agreement, τ and ρ; "
+            "non-zero values below 0.0001 in scientific notation, whole numbers of 1,000 or "
+            "more with thousands separators; — means undefined); report.json holds them "
+            "unrounded.")
+
+
+def _oriented(col: str) -> str:
+    """How the report names a column of the experiments table: an A/B metric where lower is
+    better has its difference negated there (positive = the treatment is better), and says so.
+    """
+    metric = col.removeprefix("ab:")
+    if col.startswith("ab:") and lower_is_better(metric):
+        return f"{col} (negated)"
+    return col
 
 
 def _slug(name: str) -> str:
@@ -112,18 +128,35 @@ def _large_margin_text(report: Report) -> str:
             f'{lm["n_agree"]} of {lm["n_with_interleaving"]}.</span>{extra}')
 
 
+def _left_out_online(w: dict[str, Any]) -> str:
+    """What a per-query agreement left out, counted (see build._within): judged queries without
+    an online Δ (and how many of them were searched, but the Δ is undefined), searched queries
+    that are not judged, searched queries neither judged nor with a Δ, rows without a query id.
+    """
+    undefined = w.get("n_online_undefined", 0)
+    judged = w.get("n_undefined_judged", 0)
+    reason = html.escape(str(w.get("online_undefined_reason", "")))
+    unit = html.escape(str(w.get("without_query_unit", "searches")))
+    return (f"left out: {w['n_offline_only']} judged without an online Δ ({judged} of them "
+            f"searched but {reason}), {w['n_online_only']} searched but not judged, "
+            f"{undefined - judged} searched, not judged and without an online Δ, "
+            f"{w.get('n_without_query', 0)} {unit} without a query id")
+
+
 def _experiment_html(report: Report, r: Any) -> str:
     exp = r.experiment
     parts = [f'<section id="{_slug(exp.name)}" class="experiment">',
              f"<h3>{html.escape(exp.name)}: control {html.escape(exp.control_run.stem)} → "
              f"treatment {html.escape(exp.treatment_run.stem)}</h3>"]
     parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
-                 f"{html.escape(report.study.correction)} correction)</h4>")
+                 f"{html.escape(report.study.correction)} correction; a = control, "
+                 "b = treatment, delta = mean_b − mean_a)</h4>")
     parts.append(_table(r.offline, ["measure", "n_queries", "mean_a", "mean_b", "delta",
                                     "ci_low", "ci_high", "p_value", "p_adjusted",
                                     "significant", "effect_size"]))
     if r.ab is not None:
-        parts.append("<h4>A/B test</h4>")
+        parts.append("<h4>A/B test (abs_diff = treatment − control, rel_diff = abs_diff / "
+                     "control_value)</h4>")
         if r.srm and r.srm.get("mismatch"):
             parts.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b> — the A/B results '
                          f'below are not trustworthy. {html.escape(r.srm_message or "")}</div>')
@@ -135,7 +168,8 @@ def _experiment_html(report: Report, r: Any) -> str:
                                    "abs_diff", "abs_ci_low", "abs_ci_high", "rel_diff",
                                    "p_value", "p_adjusted", "significant"]))
     if r.interleaving is not None:
-        parts.append("<h4>Interleaving (team-draft; team A = treatment)</h4>")
+        parts.append("<h4>Interleaving (team-draft; team A = treatment, so delta_ab &gt; 0 means "
+                     "the treatment won)</h4>")
         cols = [c for c in ("team_a", "team_b", "impressions", "impressions_with_clicks",
                             "wins_a", "wins_b", "ties", "delta_ab", "ci_low", "ci_high",
                             "p_value", "winner") if c in r.interleaving.columns]
@@ -145,10 +179,11 @@ def _experiment_html(report: Report, r: Any) -> str:
         for label, w in r.within.items():
             parts.append(
                 f"<li>Offline per-query Δ {html.escape(report.measures[0])} against "
-                f"{html.escape(label)} over {w['n']} queries (left out: {w['n_offline_only']} "
-                f"judged without an online value, {w['n_online_only']} searched but not "
-                f"judged): sign agreement {w['n_agree']}/{w['n_agree'] + w['n_disagree']} "
-                f"({_fmt(w['sign_agreement'], 3)}), Kendall τ-b {_fmt(w['kendall_tau'], 3)} "
+                f"{html.escape(label)} over {w['n']} queries ({_left_out_online(w)}): "
+                "sign agreement "
+                f"{w['n_agree']}/{w['n_agree'] + w['n_disagree']} "
+                f"({_fmt(w['sign_agreement'], 3)}; {w['n_zero']} queries with a zero delta "
+                f"left out), Kendall τ-b {_fmt(w['kendall_tau'], 3)} "
                 f"(p = {_fmt(w['kendall_p'])}), Spearman ρ {_fmt(w['spearman_rho'], 3)} "
                 f"(p = {_fmt(w['spearman_p'])}).</li>")
         parts.append("</ul>")
@@ -173,6 +208,7 @@ def render_html(report: Report) -> str:
         f"<h1>{html.escape(study.title)}</h1>",
         f'<p class="note">onlineeval {__version__} · study {html.escape(str(study.path))} · '
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · α = {study.alpha:g}</p>",
+        f'<p class="note">{ROUNDING}</p>',
         '<section id="summary"><h2>Summary</h2>',
     ]
     if srm_bad:
@@ -229,8 +265,8 @@ def render_html(report: Report) -> str:
         piv = report.tau.pivot(index="offline", columns="online", values="kendall_tau")
         piv = piv.reindex(index=[f"offline:{m}" for m in report.measures],
                           columns=[c for c, _ in report.outcomes]).reset_index()
-        out.append(_table(piv))
-        out.append(_table(report.tau))
+        out.append(_table(piv.rename(columns=_oriented)))
+        out.append(_table(report.tau.assign(online=report.tau["online"].map(_oriented))))
     out.append("</section>")
 
     out.append('<section id="experiments-table"><h2>All experiments</h2>')
@@ -238,7 +274,12 @@ def render_html(report: Report) -> str:
         c for c in t.columns if (c.startswith("offline:") or c.startswith("ab:")
                                  or c.startswith(INTERLEAVING)) and not c.endswith(
             ("_ci_low", "_ci_high"))]
-    out.append(_table(t, cols))
+    out.append('<p class="note">Every Δ is treatment − control, except the A/B metrics marked '
+               "(negated): lower is better for them, so their difference is negated (control − "
+               "treatment) and positive favours the treatment in every column. Interleaving is "
+               "Δ_AB of the treatment's team (sign test p-value); offline and A/B p-values are "
+               "adjusted (across measures, across metrics).</p>")
+    out.append(_table(t[cols].rename(columns=_oriented)))
     out.append("</section>")
 
     out.append('<section id="experiments"><h2>Per experiment</h2>')
@@ -286,6 +327,8 @@ def report_dict(report: Report) -> dict[str, Any]:
             "n_resamples": s.n_resamples,
         },
         "large_margin": plain(report.large_margin),
+        # the table's A/B columns of metrics where lower is better hold control − treatment
+        "table_negated_columns": [c for c in report.table.columns if _oriented(c) != c],
         "load_exclusions": dict(report.load_notes),
         "agreement": {col: res.to_dict() for col, res in report.agreements.items()},
         "tau_matrix": recs(report.tau),

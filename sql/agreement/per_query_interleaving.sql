@@ -4,7 +4,10 @@
 --   offline-online agreement. Only pages comparing exactly this pair count: on multileaved
 --   pages (three or more teams) the other pairs are left out, so each query has one row.
 --   Python wrapper: onlineeval.report.build._per_query_interleaving.
--- grain: one row per (experiment, query value) of the pair ($team, $other)
+-- grain: one row per (experiment, query value) of the pair ($team, $other), plus one row with
+--   qid NULL when some pages have no query value: it counts those pages (they name no topic,
+--   so they are not a query: its delta_q is always NULL, and the Python wrapper reports the
+--   count instead of pairing it with an offline query)
 -- params: team, other
 -- identifiers: query
 -- query: the searches column naming the topic (qid when the log has it, else query)
@@ -12,7 +15,8 @@
 --   searches view of onlineeval.load_logs.
 -- formula: wins_t = pages won by $team, wins_o = pages won by the other team, ties = tied
 --   pages; Δ_q = (wins_t + ties / 2) / (wins_t + wins_o + ties) − 0.5 (Chapelle et al. 2012,
---   per query), NULL when the query has no decided page (no click on any of its pages).
+--   per query), NULL when the query has no decided page (no click on any of its pages; the
+--   query is left out of the agreement and counted) and on the qid NULL row.
 -- outputs: experiment, team, other_team, qid VARCHAR, pages BIGINT, wins_t BIGINT,
 --   wins_o BIGINT, ties BIGINT, delta_q DOUBLE
 WITH
@@ -45,8 +49,8 @@ per_query AS (
 )
 SELECT
     experiment, team, other_team, qid, pages, wins_t, wins_o, ties,
-    CASE WHEN wins_t + wins_o + ties > 0
+    CASE WHEN qid IS NOT NULL AND wins_t + wins_o + ties > 0
          THEN (wins_t + ties / 2.0) / (wins_t + wins_o + ties) - 0.5
     END AS delta_q
 FROM per_query
-ORDER BY experiment, other_team, qid
+ORDER BY experiment, other_team, qid NULLS LAST
