@@ -115,6 +115,28 @@ def _stream(seed: int, *key: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
 
 
+def as_pairs(pairs: Sequence[Pair | tuple[str, str]]) -> tuple[Pair, ...]:
+    """The pairs as :class:`Pair`; a ``(control, treatment)`` tuple of names is accepted."""
+    if isinstance(pairs, str | bytes):
+        raise InvalidParameterError(
+            f"pairs must be a sequence of Pair or (control, treatment) tuples, not the string "
+            f"{pairs!r}; parse a 'ctrl:treat,...' text with parse_pairs"
+        )
+    out = []
+    for p in pairs:
+        if isinstance(p, Pair):
+            out.append(p)
+        elif (isinstance(p, tuple | list) and len(p) == 2
+              and all(isinstance(x, str) for x in p)):
+            out.append(Pair(p[0], p[1]))
+        else:
+            raise InvalidParameterError(
+                f"each ranker pair must be a Pair or a (control, treatment) tuple of ranker "
+                f"names; got {p!r}"
+            )
+    return tuple(out)
+
+
 def _check_pairs(rankers: Mapping[str, object], pairs: Sequence[Pair]) -> None:
     for p in pairs:
         for name in (p.control, p.treatment):
@@ -157,7 +179,8 @@ AssignFactory = Callable[[Pair], Callable[[str], str]]
 
 
 def simulate_pairs(
-    collection: Collection, runs: Mapping[str, Run], pairs: Sequence[Pair], seed: int, *,
+    collection: Collection, runs: Mapping[str, Run], pairs: Sequence[Pair | tuple[str, str]],
+    seed: int, *,
     users_per_experiment: int = 3000, stream: int = 0,
     page_builder_factory: PageBuilderFactory | None = None,
     assign_factory: AssignFactory | None = None, click_model: ClickModel | None = None,
@@ -173,6 +196,7 @@ def simulate_pairs(
     ``assign_factory(pair)`` returns the ``assign`` for :func:`simulate_experiment`
     (default: the hash split salted with the pair's name). Progress shows on a TTY.
     """
+    pairs = as_pairs(pairs)
     _check_pairs(runs, pairs)
     if users_per_experiment < 1:
         raise InvalidParameterError(f"users_per_experiment must be >= 1; got {users_per_experiment}")
@@ -207,7 +231,8 @@ def simulate_pairs(
 
 def simulate(
     outdir: str | Path, seed: int = 0, *, users_per_experiment: int = 3000,
-    rankers: Mapping[str, float] | None = None, pairs: Sequence[Pair] | None = None,
+    rankers: Mapping[str, float] | None = None,
+    pairs: Sequence[Pair | tuple[str, str]] | None = None,
     n_queries: int = 100, docs_per_query: int = 30, click_model: ClickModel | None = None,
     traffic: TrafficConfig | None = None, overwrite: bool = False,
 ) -> dict:
@@ -227,7 +252,7 @@ def simulate(
     :func:`build_world` and :func:`simulate_pairs`, which other log kinds reuse.
     """
     rankers = dict(DEFAULT_RANKERS if rankers is None else rankers)
-    pairs = tuple(DEFAULT_PAIRS if pairs is None else pairs)
+    pairs = as_pairs(DEFAULT_PAIRS if pairs is None else pairs)
     if not rankers:
         raise InvalidParameterError("need at least one ranker")
     _check_pairs(rankers, pairs)

@@ -716,3 +716,16 @@ def test_sample_interleaving_clicks_follow_the_same_click_model(sample: dict) ->
     resid = pd.DataFrame(observed - expected).groupby(first.user_id.to_numpy()).sum()
     z = resid.sum() / np.sqrt((resid**2).sum())
     assert (z.abs() < STRICT_Z).all(), z.round(2).tolist()
+
+
+def test_pairs_may_be_given_as_name_tuples_and_bad_ones_are_named(tmp_path):
+    from onlineeval.errors import InvalidParameterError
+    from onlineeval.simulate.study import Pair, as_pairs
+
+    assert as_pairs([("b", "a"), Pair("c", "d")]) == (Pair("b", "a"), Pair("c", "d"))
+    for bad in (["b:a"], [("b", "a", "c")], [("b", 1)], "b:a"):
+        with pytest.raises(InvalidParameterError, match="pair"):
+            as_pairs(bad)
+    manifest = onlineeval.simulate(tmp_path / "s", seed=1, users_per_experiment=5,
+                                   n_queries=3, docs_per_query=4, pairs=[("s100", "s040")])
+    assert [e["name"] for e in manifest["experiments"]] == ["s100_vs_s040"]
