@@ -21,6 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--teams", default=None, metavar="NAME,NAME",
                         help="team names of the runs, in order (default: file names without "
                              "extension)")
+    parser.add_argument("--no-fill", action="store_true",
+                        help="stop a query's list as soon as any run has no unplaced document "
+                             "left (Radlinski et al. 2008's rule; a query missing from a run "
+                             "then gets no list). Default: the other runs keep filling the list")
     parser.add_argument("-o", "--output", default=None, metavar="FILE",
                         help="write here instead of stdout")
 
@@ -58,10 +62,11 @@ def run(args: argparse.Namespace) -> int:
             try:
                 if len(rankings) == 2:
                     merged = team_draft(rankings[0], rankings[1], k=args.k, rng=rng,
-                                        teams=(teams[0], teams[1]))
+                                        teams=(teams[0], teams[1]), fill=not args.no_fill)
                 else:
                     merged = team_draft_multileave(dict(zip(teams, rankings, strict=True)),
-                                                   k=args.k, rng=rng)
+                                                   k=args.k, rng=rng,
+                                                   fill=not args.no_fill)
             except InvalidParameterError as exc:
                 raise InvalidParameterError(
                     f"query {qid} of {', '.join(args.runs)}: {exc}"

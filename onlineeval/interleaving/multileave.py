@@ -4,8 +4,10 @@ The rankers draft in rounds: the teams with the fewest picks so far (among those
 have an unplaced document) are the candidates, one of them is chosen uniformly at random and
 places its highest-ranked unplaced document. Choosing uniformly among the teams level on
 picks is the same as Schuth et al.'s random order of the rankers within each round. With two
-rankings this is exactly :func:`~onlineeval.interleaving.team_draft` with its default
-``fill=True``: a ranking with no unplaced document left drops out and the others continue.
+rankings this is exactly :func:`~onlineeval.interleaving.team_draft` with the same ``fill``:
+by default (``fill=True``) a ranking with no unplaced document left drops out and the others
+continue; ``fill=False`` stops the list as soon as any ranking has none left (the published
+two-ranker rule, generalised).
 Credit is as in team-draft: each clicked
 result counts for the team that placed it; the readout compares every pair of teams
 (a pairwise preference matrix).
@@ -22,7 +24,7 @@ from onlineeval.interleaving.team_draft import Interleaved, check_ranking, draft
 
 def team_draft_multileave(
     rankings: Mapping[Hashable, Sequence[Hashable]] | Sequence[Sequence[Hashable]],
-    k: int | None = None, rng: RandomLike = None,
+    k: int | None = None, rng: RandomLike = None, fill: bool = True,
 ) -> Interleaved:
     """Merge several rankings by team-draft multileaving.
 
@@ -35,6 +37,9 @@ def team_draft_multileave(
         Length of the merged list; None (default) places every distinct document.
     rng
         Generator or seed for choosing among teams level on picks.
+    fill
+        True (default): when a ranking runs out, the others keep drafting; False: the list
+        ends there, so every team keeps within one pick of the others.
 
     Returns
     -------
@@ -53,4 +58,4 @@ def team_draft_multileave(
         )
     gen = as_generator(rng)
     return draft(lists, labels, resolve_k(k, lists),
-                 lambda c: c[int(gen.integers(len(c)))])
+                 lambda c: c[int(gen.integers(len(c)))], fill=fill)

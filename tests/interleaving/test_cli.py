@@ -170,3 +170,30 @@ def test_preference_matrix_refuses_a_pair_given_twice(logs):
     assert len(out) == 2
     with pytest.raises(InvalidParameterError, match="one row per pair of teams"):
         preference_matrix(out)
+
+
+def test_interleave_lists_no_fill_stops_when_a_run_runs_out(tmp_path, capsys):
+    # q1: a has 1 document, b has 4; q2: only in b. Filling lets b place its other documents
+    # alone; Radlinski et al.'s rule stops as soon as a ranking has nothing left to place.
+    _write_run(tmp_path / "a.run", {"q1": ["x"]}, "a")
+    _write_run(tmp_path / "b.run", {"q1": ["y", "z", "w", "v"], "q2": ["p", "q"]}, "b")
+    runs = [str(tmp_path / "a.run"), str(tmp_path / "b.run")]
+    counts = {}
+    for extra in ([], ["--no-fill"]):
+        for seed in range(20):
+            assert main(["interleave-lists", *runs, "--seed", str(seed), *extra]) == 0
+            rows = [ln.split() for ln in capsys.readouterr().out.splitlines()]
+            per_q = Counter(r[0] for r in rows)
+            teams = Counter(r[6] for r in rows if r[0] == "q1")
+            counts.setdefault(tuple(extra), []).append((per_q["q1"], per_q["q2"], teams))
+    for n1, n2, teams in counts[()]:
+        assert (n1, n2) == (5, 2) and teams == {"a": 1, "b": 4}
+    for n1, n2, teams in counts[("--no-fill",)]:
+        # a places x, after which a has nothing left: b may have had one pick before it
+        assert n2 == 0 and teams["a"] == 1 and teams["b"] in (0, 1) and n1 == 1 + teams["b"]
+    assert {t["b"] for _, _, t in counts[("--no-fill",)]} == {0, 1}  # the coin decides
+    # three runs: the same flag reaches team-draft multileaving
+    _write_run(tmp_path / "c.run", {"q1": ["u", "t"]}, "c")
+    assert main(["interleave-lists", *runs, str(tmp_path / "c.run"), "--no-fill"]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()]
+    assert {r[0] for r in rows} == {"q1"} and Counter(r[6] for r in rows)["a"] == 1
