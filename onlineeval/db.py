@@ -8,6 +8,8 @@ import tempfile
 
 import duckdb
 
+from onlineeval.errors import InvalidParameterError
+
 
 def connect(
     database: str = ":memory:", *, memory_limit: str | None = None,
@@ -15,16 +17,44 @@ def connect(
 ) -> duckdb.DuckDBPyConnection:
     """Open a DuckDB connection that may spill to disk.
 
-    ``memory_limit`` defaults to the environment variable ``ONLINEEVAL_MEMORY_LIMIT`` or
-    DuckDB's own default (80% of RAM); ``temp_directory`` to a fresh directory under the system
-    temp dir, so large sorts and joins spill instead of failing.
+    ``memory_limit`` (e.g. ``"4GB"``) defaults to the environment variable
+    ``ONLINEEVAL_MEMORY_LIMIT`` or DuckDB's own default (80% of RAM); ``threads`` to the
+    environment variable ``ONLINEEVAL_THREADS`` or one per core; ``temp_directory`` to a fresh
+    directory under the system temp dir, so large sorts and joins spill instead of failing.
+    The environment variables are how a command-line user limits memory and threads: every
+    command opens its connection here.
+
+    Raises
+    ------
+    InvalidParameterError
+        The memory limit is not a size DuckDB understands, or threads is not a positive
+        integer.
     """
     con = duckdb.connect(database)
-    limit = memory_limit or os.environ.get("ONLINEEVAL_MEMORY_LIMIT")
+    limit, limit_from = memory_limit, "memory_limit"
+    if not limit and os.environ.get("ONLINEEVAL_MEMORY_LIMIT"):
+        limit, limit_from = os.environ["ONLINEEVAL_MEMORY_LIMIT"], "ONLINEEVAL_MEMORY_LIMIT"
     if limit:
-        con.execute("SET memory_limit = $v", {"v": limit})
-    if threads:
-        con.execute("SET threads = $v", {"v": int(threads)})
+        try:
+            con.execute("SET memory_limit = $v", {"v": limit})
+        except duckdb.Error:
+            raise InvalidParameterError(
+                f"{limit_from} must be a size such as 4GB or 500MB; got {limit!r}"
+            ) from None
+    n_threads: object = threads
+    threads_from = "threads"
+    if not threads and os.environ.get("ONLINEEVAL_THREADS"):
+        n_threads, threads_from = os.environ["ONLINEEVAL_THREADS"], "ONLINEEVAL_THREADS"
+    if n_threads:
+        try:
+            count = int(str(n_threads))
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise InvalidParameterError(
+                f"{threads_from} must be a positive whole number of threads; got {n_threads!r}"
+            )
+        con.execute("SET threads = $v", {"v": count})
     tmp = temp_directory or tempfile.mkdtemp(prefix="onlineeval-duckdb-")
     con.execute("SET temp_directory = $v", {"v": tmp})
     con.execute("SET preserve_insertion_order = false")

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 
 from onlineeval.abtest.metrics import ORDER, UNIT_SUMS, missing, resolve
-from onlineeval.abtest.units import as_logs, unit_rows
+from onlineeval.abtest.units import as_logs, unit_sums_query
 from onlineeval.errors import InvalidParameterError, UnknownNameError
+from onlineeval.queries import quote_ident
 from onlineeval.stats.moments import Moments, ratio
 from onlineeval.stats.power import mde, units_needed, z_sum
 
@@ -69,24 +70,18 @@ def power(
             f"the log {logs.source} lacks the columns these metrics need: {unusable}; "
             "choose other metrics (see onlineeval.online.METRICS for the requirements)"
         )
-    rows, known = unit_rows(logs, unit=unit, experiment=experiment)
-    null_unit = rows["unit"].isna()
-    excluded = {"null_unit_searches": int(rows.loc[null_unit, "searches"].sum())}
-    rows = rows[~null_unit]
-    if variant is not None:
-        if variant not in known:
-            raise UnknownNameError(
-                f"unknown variant {variant!r}; the log's variants are: "
-                f"{', '.join(known) or '(none)'}"
-            )
-        rows = rows[rows["variant"] == variant]
-    # a unit's searches in any variant (or none) all count for the baseline
-    # sorted by unit: float sums then do not depend on DuckDB's group order
-    sums = rows.groupby("unit", sort=True)[list(UNIT_SUMS)].sum()
-    sums["units"] = 1
+    sql, params, known = unit_sums_query(logs, unit=unit, experiment=experiment)
+    if variant is not None and variant not in known:
+        raise UnknownNameError(
+            f"unknown variant {variant!r}; the log's variants are: "
+            f"{', '.join(known) or '(none)'}"
+        )
     columns = [*UNIT_SUMS, "units"]
-    base = sums[columns].to_numpy(dtype=float)
-    n = len(base)
+    n, null_searches, moments = _baseline_moments(
+        logs.con, sql, params, variant,
+        sorted({(columns.index(m.num), columns.index(m.den)) for m in chosen}), columns,
+    )
+    excluded = {"null_unit_searches": null_searches}
     if n < 4:
         raise InvalidParameterError(
             f"the baseline has {n} units; at least 4 are needed to estimate a variance"
@@ -94,8 +89,7 @@ def power(
     per_arm = units if units is not None else n // 2
     out = []
     for m in chosen:
-        cols = [columns.index(m.num), columns.index(m.den)]
-        est = ratio(Moments.from_units(base[:, cols]), 0, 1)
+        est = ratio(moments[columns.index(m.num), columns.index(m.den)], 0, 1)
         value = float(est.value)
         sd = float(np.sqrt(est.var * n))
         mde_abs = float(mde(sd, per_arm, alpha, power))
@@ -117,3 +111,58 @@ def power(
     df = pd.DataFrame(out, columns=list(POWER_COLUMNS))
     df.attrs.update({"excluded": excluded, "unit": unit, "variant": variant})
     return df
+
+
+def _baseline_moments(
+    con: Any, unit_sql: str, params: dict[str, Any], variant: str | None,
+    pairs: list[tuple[int, int]], columns: list[str],
+) -> tuple[int, int, dict[tuple[int, int], Moments]]:
+    """Units, searches with a NULL unit, and the moments of each (num, den) pair of per-unit
+    sums over the baseline, aggregated in DuckDB.
+
+    Only one row leaves DuckDB, however many units the log has: the per-unit sums (a unit's
+    searches pooled over its variants, or only those of ``variant``) are reduced to ``n``,
+    means, and sample (co)variances (``var_samp``/``covar_samp``, ddof=1, computed by DuckDB
+    without the cancellation of raw sums of squares). Units with no search in ``variant``
+    are not part of that baseline.
+    """
+    used = sorted({c for pair in pairs for c in pair})
+    cov_pairs = sorted({(a, b) for p in pairs for a in p for b in p if a <= b})
+    per_unit = ", ".join(
+        f"1.0 AS c{i}" if columns[i] == "units" else
+        f"CAST(sum({quote_ident(columns[i])}) FILTER (WHERE kept) AS DOUBLE) AS c{i}"
+        for i in used
+    )
+    stats = ", ".join(
+        [f"avg(c{i}) FILTER (WHERE in_base) AS m{i}" for i in used]
+        + [f"covar_samp(c{a}, c{b}) FILTER (WHERE in_base) AS s{a}_{b}"
+           for a, b in cov_pairs]
+    )
+    sql = (
+        f"WITH unit_rows AS ({unit_sql}\n), "
+        "tagged AS (SELECT *, (CAST($power_variant AS VARCHAR) IS NULL "
+        "OR variant = CAST($power_variant AS VARCHAR)) IS TRUE AS kept FROM unit_rows), "
+        f"per_unit AS (SELECT unit IS NOT NULL AND bool_or(kept) AS in_base, "
+        f"sum(searches) FILTER (WHERE unit IS NULL) AS null_searches, {per_unit} "
+        "FROM tagged GROUP BY unit) "
+        "SELECT count(*) FILTER (WHERE in_base) AS n, "
+        f"coalesce(sum(null_searches), 0) AS null_searches, {stats} FROM per_unit"
+    )
+    row = con.execute(sql, {**params, "power_variant": variant}).fetchone()
+    names = ["n", "null_searches"] + [f"m{i}" for i in used] + [
+        f"s{a}_{b}" for a, b in cov_pairs
+    ]
+    value = {k: (float("nan") if v is None else v) for k, v in zip(names, row, strict=True)}
+    n = int(value["n"])
+
+    def cov(a: int, b: int) -> float:
+        return float(value[f"s{min(a, b)}_{max(a, b)}"])
+
+    out = {}
+    for num, den in pairs:
+        out[num, den] = Moments(
+            np.asarray(float(n)),
+            np.array([float(value[f"m{num}"]), float(value[f"m{den}"])]),
+            np.array([[cov(num, num), cov(num, den)], [cov(num, den), cov(den, den)]]),
+        )
+    return n, int(value["null_searches"]), out

@@ -130,6 +130,20 @@ def unit_rows(
 ) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``sql/ab/unit_sums`` (one per unit, period and variant) and the variant
     names of the log (of ``experiment`` when given), after checking the arguments."""
+    sql, params, known = unit_sums_query(logs, unit, pre_period, experiment)
+    return logs.con.execute(sql, params).df(), known
+
+
+def unit_sums_query(
+    logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
+    experiment: str | None = None,
+) -> tuple[str, dict[str, Any], list[str]]:
+    """``sql/ab/unit_sums`` rendered for ``logs`` with its bind parameters, and the variant
+    names of the log (of ``experiment`` when given), after checking the arguments.
+
+    For callers that aggregate the per-unit rows further in DuckDB (as a subquery) instead of
+    fetching them.
+    """
     from onlineeval.online import search_facts
 
     con = logs.con
@@ -170,12 +184,9 @@ def unit_rows(
     facts = search_facts(logs)
     q = load("ab/unit_sums")
     pre_start, pre_end, exp_start = pre_period if pre_period else (None, None, None)
-    df = con.execute(
-        q.render(facts=[facts], unit=[unit]),
-        q.bind(use_periods=pre_period is not None, exp_start=exp_start, pre_start=pre_start,
-               pre_end=pre_end, experiment=experiment),
-    ).df()
-    return df, known
+    params = q.bind(use_periods=pre_period is not None, exp_start=exp_start,
+                    pre_start=pre_start, pre_end=pre_end, experiment=experiment)
+    return q.render(facts=[facts], unit=[unit]), params, known
 
 
 def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:

@@ -1,8 +1,9 @@
 """Interleaving outcomes from click logs: the SQL of ``sql/interleaving/`` run on loaded logs.
 
-``page_outcomes`` stores the per-page credit and outcome (``interleaving/page_outcomes``) as
-the temp table ``interleaving_page_outcomes`` in the log's connection; ``user_stats`` and
-``summary`` aggregate it. Large logs stay in DuckDB: only per-user sufficient statistics
+``page_outcomes`` defines the per-page credit and outcome (``interleaving/page_outcomes``) as
+the temp view ``interleaving_page_outcomes`` in the log's connection; ``user_stats`` and
+``summary`` aggregate it, each streaming the log through it (nothing per page is stored, so
+a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-user sufficient statistics
 (one row per user and ranker pair) come back to Python.
 """
 
@@ -20,6 +21,33 @@ from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.queries import load
 
 PAGE_TABLE = "interleaving_page_outcomes"
+#: one-row temp table holding the experiment filter that the page-outcomes view reads
+PARAM_TABLE = "interleaving_page_outcomes_params"
+# Interleaved pages (as interleaving/page_outcomes defines them: a search of $experiment with a
+# results row carrying a team) and the distinct teams of each experiment's pages: the view has
+# one row per page and team pair (n_teams choose 2), and a page of a one-team experiment has
+# none (it is "lonely").
+_PAGE_COUNTS = """
+WITH pages AS (
+    SELECT s.search_id, s.experiment
+    FROM searches AS s
+    SEMI JOIN results AS r ON r.search_id = s.search_id AND r.team IS NOT NULL
+    WHERE CAST($experiment AS VARCHAR) IS NULL
+       OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)
+),
+teams AS (
+    SELECT p.experiment, count(DISTINCT r.team) AS n_teams
+    FROM pages AS p
+    JOIN results AS r ON r.search_id = p.search_id
+    WHERE r.team IS NOT NULL
+    GROUP BY p.experiment
+)
+SELECT
+    sum(t.n_teams * (t.n_teams - 1) // 2) AS n,
+    count(*) FILTER (WHERE t.n_teams < 2) AS lonely
+FROM pages AS p
+JOIN teams AS t ON t.experiment IS NOT DISTINCT FROM p.experiment
+"""
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
 
@@ -68,7 +96,7 @@ def check_by(logs: Any, by: Sequence[str]) -> list[str]:
 
 
 def page_outcomes(logs: Any, experiment: str | None = None) -> int:
-    """Create the temp table ``interleaving_page_outcomes`` in ``logs.con``; return its rows.
+    """Create the temp view ``interleaving_page_outcomes`` in ``logs.con``; return its rows.
 
     Raises :class:`~onlineeval.errors.InputError` when the log has no interleaved page (no
     ``results.team``), or when ``experiment`` names no experiment with interleaved pages.
@@ -83,9 +111,22 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
             "with columns={'results': {'<your column>': 'team'}}"
         )
     q = load("interleaving/page_outcomes")
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {PAGE_TABLE} AS {q.render()}",
-                q.bind(experiment=experiment))
-    (n,) = con.execute(f"SELECT count(*) FROM {PAGE_TABLE}").fetchone()
+    q.bind(experiment=experiment)  # checks the query still takes exactly this parameter
+    # A view, not a table: the page outcomes have one row per page and team pair, and a
+    # materialized copy of a large log does not fit a memory limit that the streamed query
+    # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
+    # view streams the 10M pages within 1 GB). A view cannot hold a bound parameter, so the
+    # experiment goes to a one-row temp table that the view reads.
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {PARAM_TABLE} AS "
+                "SELECT CAST($experiment AS VARCHAR) AS experiment", {"experiment": experiment})
+    sql = q.render().replace("$experiment", f"(SELECT experiment FROM {PARAM_TABLE})")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {PAGE_TABLE} AS {sql}")
+    # The view's rows (pages x team pairs of their experiment) and the pages left out (their
+    # experiment names one team) are counted from the pages and team counts alone, in one
+    # pass that does not credit clicks: counting the view itself made DuckDB pick a plan that
+    # broke a 1 GB limit on 10M pages, while the readout's own pass over it stays within.
+    n, lonely = con.execute(_PAGE_COUNTS, {"experiment": experiment}).fetchone()
+    n, lonely = int(n or 0), int(lonely or 0)
     if n == 0:
         known = [
             e for (e,) in con.execute(
@@ -103,14 +144,6 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
             "a search whose results carry a team; a comparison needs two team names in one "
             "experiment)"
         )
-    (lonely,) = con.execute(
-        "SELECT count(*) FROM (SELECT s.search_id, s.experiment FROM searches AS s "
-        "SEMI JOIN results AS r ON r.search_id = s.search_id AND r.team IS NOT NULL "
-        "WHERE CAST($experiment AS VARCHAR) IS NULL "
-        "OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)) AS p "
-        f"ANTI JOIN {PAGE_TABLE} AS o ON o.search_id = p.search_id",
-        {"experiment": experiment},
-    ).fetchone()
     if lonely:  # (when n == 0 the error above says it)
         # a page whose experiment has a single team name cannot be compared with anything
         warnings.warn(

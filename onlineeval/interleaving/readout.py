@@ -131,10 +131,11 @@ def interleaving_readout(
 
     Notes
     -----
-    The page outcomes stay in ``logs.con`` as the temp table
+    The page outcomes stay defined in ``logs.con`` as the temp view
     :data:`~onlineeval.interleaving.outcomes.PAGE_TABLE` (replaced by the next readout on the
-    same logs), so a caller can run further SQL on them without reading the log again (the
-    study report's per-query Δ_q does).
+    same logs), so a caller can run further SQL on them (the study report's per-query Δ_q
+    does). It is a view, so each such query streams the log again: nothing per page is held
+    in memory, whatever the log's size.
     """
     if not isinstance(alpha, float | int) or not 0.0 < alpha < 1.0:
         raise InvalidParameterError(f"alpha must lie in (0, 1); got {alpha!r}")
