@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from onlineeval import cli
+from onlineeval.cli import main
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -64,3 +66,46 @@ def test_dashed_command_name_maps_to_its_module(capsys: pytest.CaptureFixture[st
         cli.main(["interleave-lists", "-h"])
     assert exit_info.value.code == 0
     assert "usage: onlineeval interleave-lists" in capsys.readouterr().out
+
+
+SAMPLE_AB = str(Path(__file__).resolve().parents[1] / "sample_logs" / "ab")
+
+
+def test_global_memory_and_thread_options_reach_the_command(monkeypatch, capsys) -> None:
+    import onlineeval.cli.online as online_cmd
+
+    seen = {}
+
+    def spy(args):
+        from onlineeval.db import connect
+
+        con = connect()
+        seen["limit"] = con.sql("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        seen["threads"] = con.sql("SELECT current_setting('threads')").fetchall()[0][0]
+        return 0
+
+    monkeypatch.delenv("ONLINEEVAL_MEMORY_LIMIT", raising=False)
+    monkeypatch.delenv("ONLINEEVAL_THREADS", raising=False)
+    monkeypatch.setattr(online_cmd, "run", spy)
+    assert main(["--memory-limit", "700MB", "--threads", "1", "online", SAMPLE_AB]) == 0
+    assert seen["threads"] == 1 and seen["limit"].replace(" ", "") in ("667.5MiB", "700.0MB")
+    # the command line's values do not outlive the command (main may run in-process)
+    assert "ONLINEEVAL_MEMORY_LIMIT" not in os.environ and "ONLINEEVAL_THREADS" not in os.environ
+
+
+def test_bad_global_resource_options_are_one_line_errors(capsys) -> None:
+    assert main(["--memory-limit", "lots", "online", SAMPLE_AB]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--memory-limit must be a size" in err
+    with pytest.raises(SystemExit):
+        main(["--threads", "0", "online", SAMPLE_AB])
+    assert "positive whole number" in capsys.readouterr().err
+
+
+def test_out_of_memory_is_one_line_saying_what_to_change(capsys) -> None:
+    assert main(["--memory-limit", "2MB", "online", SAMPLE_AB]) == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err
+    assert last.startswith("onlineeval online: error: DuckDB ran out of memory")
+    assert "--memory-limit" in last and "2MB" in last

@@ -6,20 +6,25 @@ discovered, so adding one means adding its module. A command line that names a c
 only that command's module (a module's name is its command name with ``-`` as ``_``), so one
 command never depends on what another command's module imports; the full list is imported for
 ``onlineeval -h`` and for an unknown name. Errors raised on purpose
-(:class:`~onlineeval.errors.OnlineEvalError`) print as one line on stderr, exit status 2.
+(:class:`~onlineeval.errors.OnlineEvalError`) print as one line on stderr, exit status 2; so
+does DuckDB running out of memory, with what to change. The global options ``--memory-limit``
+and ``--threads`` (before the command) set ``ONLINEEVAL_MEMORY_LIMIT`` and
+``ONLINEEVAL_THREADS`` for the process, which every command's connection reads
+(:func:`onlineeval.db.connect`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
-from onlineeval.errors import OnlineEvalError
+from onlineeval.errors import InvalidParameterError, OnlineEvalError
 
 
 def _module_names() -> list[str]:
@@ -40,9 +45,65 @@ def commands(only: str | None = None) -> dict[str, ModuleType]:
     return dict(sorted(found.items()))
 
 
+#: global options that take a value (given before the command)
+_GLOBAL_VALUED = ("--memory-limit", "--threads")
+
+
 def _command_word(argv: Sequence[str]) -> str | None:
-    """The subcommand a command line names: its first word that is not an option."""
-    return next((a for a in argv if not a.startswith("-")), None)
+    """The subcommand a command line names: its first word that is neither an option nor the
+    value of a global option."""
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in _GLOBAL_VALUED:
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number; got {text!r}")
+    return n
+
+
+def _apply_resources(args: argparse.Namespace) -> dict[str, str | None]:
+    """Pass the global --memory-limit / --threads to every connection of this command; return
+    the variables' previous values (main restores them, as it may be called in-process)."""
+    before = {k: os.environ.get(k) for k in ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS")}
+    if args.memory_limit is not None:
+        import duckdb
+
+        try:
+            duckdb.connect().execute("SET memory_limit = $v", {"v": args.memory_limit})
+        except duckdb.Error:
+            raise InvalidParameterError(
+                f"--memory-limit must be a size such as 4GB or 500MB; got {args.memory_limit!r}"
+            ) from None
+        os.environ["ONLINEEVAL_MEMORY_LIMIT"] = args.memory_limit
+    if args.threads is not None:
+        os.environ["ONLINEEVAL_THREADS"] = str(args.threads)
+    return before
+
+
+def _restore(before: dict[str, str | None]) -> None:
+    for key, value in before.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    # checked by name so that commands which never touch DuckDB do not import it
+    return (type(exc).__name__ == "OutOfMemoryException"
+            and type(exc).__module__.split(".")[0].lstrip("_") == "duckdb")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -54,6 +115,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "metrics, A/B tests, interleaving, and their agreement.",
     )
     parser.add_argument("--version", action="version", version=f"onlineeval {__version__}")
+    parser.add_argument("--memory-limit", metavar="SIZE", default=None,
+                        help="DuckDB memory limit for the command, e.g. 4GB (default: "
+                             "$ONLINEEVAL_MEMORY_LIMIT, else 80%% of RAM); larger data spills "
+                             "to a temp directory")
+    parser.add_argument("--threads", metavar="N", type=_positive_int, default=None,
+                        help="DuckDB threads (default: $ONLINEEVAL_THREADS, else one per core)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in commands(only).items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
@@ -75,10 +142,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     warnings.showwarning = _show_warning  # type: ignore[assignment]
+    before = {k: os.environ.get(k) for k in ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS")}
     try:
+        before = _apply_resources(args)
         return int(args._run(args) or 0)
     except OnlineEvalError as exc:
         print(f"onlineeval {args._name}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        if not _out_of_memory(exc):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        limit = os.environ.get("ONLINEEVAL_MEMORY_LIMIT", "DuckDB's default, 80% of RAM")
+        print(f"onlineeval {args._name}: error: DuckDB ran out of memory ({first}) with the "
+              f"memory limit {limit}. Give it more with --memory-limit (e.g. onlineeval "
+              f"--memory-limit 8GB {args._name} ...) or ONLINEEVAL_MEMORY_LIMIT, or fewer "
+              f"--threads (each thread needs its own working memory); what does not fit is "
+              f"spilled to the temp directory", file=sys.stderr)
+        return 2
+    finally:
+        _restore(before)
