@@ -28,7 +28,7 @@ FIELDS: tuple[str, ...] = (
     "wins_b", "ties", "delta_ab", "share_a", "p_value", "ci_low", "ci_high", "winner",
 )
 _COUNTS = ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties",
-           "clicks_without_team", "clicks_unmatched", "repeat_clicks")
+           "clicks_without_team", "clicks_unmatched", "repeat_clicks", "one_sided_pages")
 
 
 def _orient(stats: pd.DataFrame, team_a: str | None) -> pd.DataFrame:
@@ -126,8 +126,11 @@ def interleaving_readout(
         columns and: users, queries_decided (per-query mode), clicks_without_team (clicked
         results without a team: reported, never credited), clicks_unmatched (click rows
         matching no result), repeat_clicks (repeated clicks on one result, counted once),
-        method. ``winner`` is the winning team's name, or None when p ≥ alpha.
-        A warning names the counts when clicks could not be credited.
+        one_sided_pages (pages where only one of the two teams placed a result, so a click
+        could credit that team only), method. ``winner`` is the winning team's name, or None
+        when p ≥ alpha. A warning names the counts when clicks could not be credited, and,
+        for an experiment of two teams, when some of its pages are one-sided (a ranking ran
+        out and the other filled the page: ``team_draft(fill=False)`` avoids them).
 
     Notes
     -----
@@ -170,7 +173,29 @@ def interleaving_readout(
     extra = [c for c in out.columns if c not in FIELDS]
     out = out[[*FIELDS, *extra]]
     _warn_uncredited(out)
+    _warn_one_sided(out, by)
     return out
+
+
+def _warn_one_sided(out: pd.DataFrame, by: Sequence[str]) -> None:
+    # with three or more teams (multileaving), pages that show only some teams are expected
+    n_pairs = out.groupby(["experiment", *by], dropna=False)["team_a"].transform("size")
+    two = out[n_pairs == 1]
+    if two.empty:
+        return
+    per_experiment = two.groupby("experiment", dropna=False, sort=True).agg(
+        one_sided=("one_sided_pages", "sum"), pages=("impressions", "sum"),
+        team_a=("team_a", "first"), team_b=("team_b", "first"))
+    for name, r in per_experiment.iterrows():
+        if r["one_sided"]:
+            experiment = None if pd.isna(name) else name
+            warnings.warn(
+                f"experiment {experiment!r}: {int(r['one_sided']):,} of {int(r['pages']):,} "
+                f"interleaved pages show results of only one of {r['team_a']!r} and "
+                f"{r['team_b']!r}, so a click on them can only credit that team (a ranking ran "
+                "out and the other filled the page, or a page of one result; column "
+                "one_sided_pages)", stacklevel=3,
+            )
 
 
 def _warn_uncredited(out: pd.DataFrame) -> None:

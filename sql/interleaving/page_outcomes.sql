@@ -29,7 +29,12 @@
 --   has_click INTEGER (1 when the page has any click row), outcome VARCHAR,
 --   clicks_without_team BIGINT (distinct clicked results whose team is NULL: reported, never
 --   credited), clicks_unmatched BIGINT (click rows matching no result of the page),
---   repeat_clicks BIGINT (click rows on a result already clicked on the page).
+--   repeat_clicks BIGINT (click rows on a result already clicked on the page),
+--   one_sided INTEGER (1 when exactly one of team_a and team_b placed a result on the page:
+--   its clicks can credit that team only. Team-draft places a result of each team on every
+--   page of two or more results unless one ranking runs out (all its documents placed) and
+--   the other fills the page, so a one-sided page is a one-result page or a filled one.
+--   Multileaved pages with fewer results than teams are one-sided for some pairs by design.)
 WITH
 interleaved AS (
     SELECT DISTINCT search_id FROM results WHERE team IS NOT NULL
@@ -81,11 +86,17 @@ team_credit AS (
     WHERE team IS NOT NULL
     GROUP BY search_id, team
 ),
-teams AS (
-    SELECT DISTINCT p.experiment, r.team
-    FROM pages AS p
-    JOIN results AS r ON r.search_id = p.search_id
+page_teams AS (
+    -- the teams that placed at least one result on each interleaved page
+    SELECT DISTINCT r.search_id, r.team
+    FROM results AS r
+    SEMI JOIN pages AS p ON p.search_id = r.search_id
     WHERE r.team IS NOT NULL
+),
+teams AS (
+    SELECT DISTINCT p.experiment, t.team
+    FROM pages AS p
+    JOIN page_teams AS t ON t.search_id = p.search_id
 ),
 pairs AS (
     SELECT a.experiment, a.team AS team_a, b.team AS team_b
@@ -101,12 +112,15 @@ credited AS (
         CAST(coalesce(pc.click_rows, 0) > 0 AS INTEGER) AS has_click,
         coalesce(pc.clicks_without_team, 0) AS clicks_without_team,
         coalesce(pc.clicks_unmatched, 0) AS clicks_unmatched,
-        coalesce(pc.click_rows - pc.clicks_unmatched - pc.clicked_results, 0) AS repeat_clicks
+        coalesce(pc.click_rows - pc.clicks_unmatched - pc.clicked_results, 0) AS repeat_clicks,
+        CAST((ta.team IS NULL) <> (tb.team IS NULL) AS INTEGER) AS one_sided
     FROM pages AS p
     JOIN pairs AS pr ON pr.experiment IS NOT DISTINCT FROM p.experiment
     LEFT JOIN page_clicks AS pc ON pc.search_id = p.search_id
     LEFT JOIN team_credit AS ca ON ca.search_id = p.search_id AND ca.team = pr.team_a
     LEFT JOIN team_credit AS cb ON cb.search_id = p.search_id AND cb.team = pr.team_b
+    LEFT JOIN page_teams AS ta ON ta.search_id = p.search_id AND ta.team = pr.team_a
+    LEFT JOIN page_teams AS tb ON tb.search_id = p.search_id AND tb.team = pr.team_b
 )
 SELECT
     experiment, variant, day, query, user_id, search_id, team_a, team_b, credit_a, credit_b,
@@ -117,5 +131,5 @@ SELECT
         WHEN credit_a > 0 THEN 'tie'
         ELSE 'none'
     END AS outcome,
-    clicks_without_team, clicks_unmatched, repeat_clicks
+    clicks_without_team, clicks_unmatched, repeat_clicks, one_sided
 FROM credited

@@ -15,7 +15,8 @@
 --   a decided page; NULL when none has.
 -- outputs: experiment, by columns, team_a, team_b, impressions, impressions_with_clicks,
 --   wins_a, wins_b, ties, delta_ab DOUBLE, share_a DOUBLE, queries_decided BIGINT,
---   delta_ab_per_query DOUBLE, clicks_without_team, clicks_unmatched, repeat_clicks.
+--   delta_ab_per_query DOUBLE, clicks_without_team, clicks_unmatched, repeat_clicks,
+--   one_sided_pages (pages where only one of the two teams placed a result).
 WITH
 per_query AS (
     SELECT
@@ -27,7 +28,8 @@ per_query AS (
         count(*) FILTER (WHERE outcome = 'tie') AS ties,
         sum(clicks_without_team) AS clicks_without_team,
         sum(clicks_unmatched) AS clicks_unmatched,
-        sum(repeat_clicks) AS repeat_clicks
+        sum(repeat_clicks) AS repeat_clicks,
+        sum(one_sided) AS one_sided_pages
     FROM interleaving_page_outcomes
     GROUP BY experiment, {{by,}} team_a, team_b, query
 ),
@@ -44,7 +46,8 @@ totals AS (
             FILTER (WHERE wins_a + wins_b + ties > 0) AS delta_ab_per_query,
         sum(clicks_without_team) AS clicks_without_team,
         sum(clicks_unmatched) AS clicks_unmatched,
-        sum(repeat_clicks) AS repeat_clicks
+        sum(repeat_clicks) AS repeat_clicks,
+        sum(one_sided_pages) AS one_sided_pages
     FROM per_query
     GROUP BY experiment, {{by,}} team_a, team_b
 )
@@ -55,5 +58,5 @@ SELECT
          THEN (wins_a + ties / 2.0) / (wins_a + wins_b + ties) - 0.5 END AS delta_ab,
     CASE WHEN wins_a + wins_b > 0 THEN wins_a / (wins_a + wins_b) END AS share_a,
     queries_decided, delta_ab_per_query,
-    clicks_without_team, clicks_unmatched, repeat_clicks
+    clicks_without_team, clicks_unmatched, repeat_clicks, one_sided_pages
 FROM totals

@@ -11,7 +11,8 @@
 -- outputs: experiment, by columns, team_a, team_b, user_id, impressions BIGINT (pages),
 --   impressions_with_clicks BIGINT (pages with any click row), wins_a, wins_b, ties BIGINT
 --   (pages with outcome 'a', 'b', 'tie'), clicks_without_team, clicks_unmatched,
---   repeat_clicks BIGINT (sums of the page columns).
+--   repeat_clicks BIGINT (sums of the page columns), one_sided_pages BIGINT (pages where
+--   only one of the two teams placed a result: sum of the page column one_sided).
 -- order: by experiment, by columns, team_a, team_b, user_id (NULLs last).
 WITH
 per_user AS (
@@ -24,7 +25,8 @@ per_user AS (
         count(*) FILTER (WHERE outcome = 'tie') AS ties,
         sum(clicks_without_team) AS clicks_without_team,
         sum(clicks_unmatched) AS clicks_unmatched,
-        sum(repeat_clicks) AS repeat_clicks
+        sum(repeat_clicks) AS repeat_clicks,
+        sum(one_sided) AS one_sided_pages
     FROM interleaving_page_outcomes
     GROUP BY experiment, {{by,}} team_a, team_b, user_id
 )

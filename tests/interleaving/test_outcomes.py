@@ -179,3 +179,46 @@ def test_pages_of_a_single_team_experiment_are_counted_not_dropped_silently(hand
                                          r"pages name only one team"):
         n = outcomes.page_outcomes(logs)
     assert n == 7 + 3 * 2  # e1: 7 pages x 1 pair; e2: 2 pages x 3 pairs; e3: none
+
+
+def test_one_sided_pages_are_marked_per_pair(logs):
+    rows = page_rows(logs)
+    got = {(r.experiment, r.team_a, r.team_b, r.search_id): r.one_sided
+           for r in rows.itertuples()}
+    # e1: every page shows both x and y (p5's unteamed middle result does not matter)
+    assert all(v == 0 for k, v in got.items() if k[0] == "e1")
+    # e2: m1 shows r, s and t; m2 shows only t and s, so its pairs with r are one-sided
+    assert {k[1:]: v for k, v in got.items() if k[0] == "e2"} == {
+        ("r", "s", "m1"): 0, ("r", "t", "m1"): 0, ("s", "t", "m1"): 0,
+        ("r", "s", "m2"): 1, ("r", "t", "m2"): 1, ("s", "t", "m2"): 0,
+    }
+
+
+def test_readout_counts_and_warns_one_sided_pages_of_two_team_experiments():
+    from onlineeval.interleaving import interleaving_readout
+
+    t0 = pd.Timestamp("2024-03-01 10:00")
+    # e3, teams a and b: f1 shows a's results only (b ran out, a filled) and its click credits
+    # a; f2 is an ordinary page won by b; f3 is a one-result page. e4 (three teams, pages of
+    # two results) is one-sided for some pairs by design and draws no warning.
+    pages = {"f1": ("e3", "aa", [1]), "f2": ("e3", "ab", [2]), "f3": ("e3", "b", []),
+             "g1": ("e4", "ab", [1]), "g2": ("e4", "bc", [2]), "g3": ("e4", "ca", [])}
+    searches = pd.DataFrame([(sid, f"u{i}", "q", e, t0 + pd.Timedelta(minutes=i))
+                             for i, (sid, (e, _, _)) in enumerate(pages.items())],
+                            columns=["search_id", "user_id", "query", "experiment", "ts"])
+    results = pd.DataFrame([(sid, r + 1, f"{sid}-d{r + 1}", t)
+                            for sid, (_, teams, _) in pages.items()
+                            for r, t in enumerate(teams)],
+                           columns=["search_id", "rank", "doc_id", "team"])
+    clicks = pd.DataFrame([(sid, r) for sid, (_, _, ranks) in pages.items() for r in ranks],
+                          columns=["search_id", "rank"])
+    logs = load_logs(searches=searches, results=results, clicks=clicks)
+    with pytest.warns(UserWarning, match=r"'e3': 2 of 3 interleaved pages .* only one of "
+                                         r"'a' and 'b'") as caught:
+        out = interleaving_readout(logs)
+    assert not any("'e4'" in str(w.message) for w in caught)
+    e3 = out[out.experiment == "e3"].iloc[0]
+    assert (e3.one_sided_pages, e3.wins_a, e3.wins_b, e3.impressions) == (2, 1, 1, 3)
+    e4 = out[out.experiment == "e4"].set_index(["team_a", "team_b"]).one_sided_pages
+    # each page shows two of the three teams: one-sided for the two pairs with the third
+    assert e4.to_dict() == {("a", "b"): 2, ("a", "c"): 2, ("b", "c"): 2}
