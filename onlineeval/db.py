@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
+import weakref
 
 import duckdb
 
@@ -20,7 +22,8 @@ def connect(
     ``memory_limit`` (e.g. ``"4GB"``) defaults to the environment variable
     ``ONLINEEVAL_MEMORY_LIMIT`` or DuckDB's own default (80% of RAM); ``threads`` to the
     environment variable ``ONLINEEVAL_THREADS`` or one per core; ``temp_directory`` to a fresh
-    directory under the system temp dir, so large sorts and joins spill instead of failing.
+    directory under the system temp dir, so large sorts and joins spill instead of failing;
+    that directory is removed when the connection is garbage-collected or the process exits.
     The environment variables are how a command-line user limits memory and threads: every
     command opens its connection here.
 
@@ -55,7 +58,13 @@ def connect(
                 f"{threads_from} must be a positive whole number of threads; got {n_threads!r}"
             )
         con.execute("SET threads = $v", {"v": count})
-    tmp = temp_directory or tempfile.mkdtemp(prefix="onlineeval-duckdb-")
+    tmp = temp_directory
+    if tmp is None:
+        tmp = tempfile.mkdtemp(prefix="onlineeval-duckdb-")
+        # the directory (and whatever DuckDB spilled into it) goes with the connection, or at
+        # exit at the latest; each command, test and API call opens a connection, so leaving
+        # them would fill the temp dir with empty directories
+        weakref.finalize(con, shutil.rmtree, tmp, ignore_errors=True)
     con.execute("SET temp_directory = $v", {"v": tmp})
     con.execute("SET preserve_insertion_order = false")
     # DuckDB draws its own progress bar for long queries even into pipes; keep it for terminals.

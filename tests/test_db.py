@@ -1,0 +1,101 @@
+"""onlineeval.db.connect: memory and thread controls, spilling, progress bar, temp directory."""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+import duckdb
+import pytest
+
+from onlineeval.db import connect
+
+
+def _setting(con: duckdb.DuckDBPyConnection, name: str) -> Any:
+    return con.execute("SELECT current_setting($n)", {"n": name}).fetchone()[0]
+
+
+def test_connect_memory_limit_from_argument_and_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ONLINEEVAL_MEMORY_LIMIT", raising=False)
+    assert _setting(connect(memory_limit="300MB"), "memory_limit") in ("286.1 MiB", "300.0 MB")
+    monkeypatch.setenv("ONLINEEVAL_MEMORY_LIMIT", "200MB")
+    assert _setting(connect(), "memory_limit") in ("190.7 MiB", "200.0 MB")
+    # the argument wins over the environment
+    assert _setting(connect(memory_limit="300MB"), "memory_limit") in ("286.1 MiB", "300.0 MB")
+
+
+def test_connect_threads_from_argument_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ONLINEEVAL_THREADS", "1")
+    assert _setting(connect(), "threads") == 1
+    assert _setting(connect(threads=2), "threads") == 2
+
+
+@pytest.mark.parametrize("bad", ["0", "two", "-1"])
+def test_connect_rejects_a_bad_threads_variable(monkeypatch: pytest.MonkeyPatch,
+                                                bad: str) -> None:
+    from onlineeval.errors import InvalidParameterError
+
+    monkeypatch.setenv("ONLINEEVAL_THREADS", bad)
+    with pytest.raises(InvalidParameterError, match="ONLINEEVAL_THREADS"):
+        connect()
+
+
+def test_connect_rejects_a_bad_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from onlineeval.errors import InvalidParameterError
+
+    monkeypatch.setenv("ONLINEEVAL_MEMORY_LIMIT", "lots")
+    with pytest.raises(InvalidParameterError, match="ONLINEEVAL_MEMORY_LIMIT.*'lots'"):
+        connect()
+
+
+def _bar_on_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # DuckDB's own default depends on the process's file descriptors (pytest captures them):
+    # start every connection with the bar on, so only connect() can turn it off
+    real = duckdb.connect
+
+    def bar_on(*a: Any, **k: Any) -> duckdb.DuckDBPyConnection:
+        con = real(*a, **k)
+        con.execute("SET enable_progress_bar = true")
+        return con
+
+    monkeypatch.setattr("onlineeval.db.duckdb.connect", bar_on)
+
+
+def test_connect_spills_and_draws_no_progress_bar_off_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _bar_on_by_default(monkeypatch)
+    con = connect()
+    assert _setting(con, "temp_directory")
+    # pytest captures stderr, so it is not a terminal here
+    assert _setting(con, "enable_progress_bar") is False
+
+
+def test_connect_keeps_duckdb_progress_bar_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, tty_stderr: Any,
+) -> None:
+    _bar_on_by_default(monkeypatch)
+    tty_stderr()
+    assert _setting(connect(), "enable_progress_bar") is True
+
+
+def test_connect_removes_its_own_temp_directory() -> None:
+    con = connect(memory_limit="40MB", threads=1)
+    tmp = con.sql("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    # make DuckDB spill into it, so the directory is not empty when it goes
+    con.sql("SELECT count(*) FROM (SELECT * FROM range(3000000) ORDER BY random())").fetchall()
+    assert os.path.isdir(tmp)
+    del con
+    gc.collect()
+    assert not os.path.exists(tmp)
+
+
+def test_connect_leaves_a_given_temp_directory(tmp_path) -> None:
+    con = connect(temp_directory=str(tmp_path))
+    assert con.sql("SELECT current_setting('temp_directory')").fetchall()[0][0] == str(tmp_path)
+    del con
+    gc.collect()
+    assert tmp_path.is_dir()
