@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import TextIO, TypeVar
@@ -52,6 +53,51 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Elapsed:
+    """Shows ``label: Ns`` on stderr, redrawn every ``interval_s`` seconds, while a block runs.
+
+    For one long step whose progress cannot be counted, such as a single DuckDB query over a
+    large log. Quiet when stderr is not a terminal. A block shorter than ``interval_s`` draws
+    nothing; a longer one ends its line with ``label: done in Ns``.
+    """
+
+    def __init__(self, label: str, stream: TextIO | None = None, enabled: bool | None = None,
+                 interval_s: float = 1.0) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = (
+            enabled if enabled is not None
+            else bool(getattr(self.stream, "isatty", lambda: False)())
+        )
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+        self._drawn = False
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.stream.write(f"\r{self.label}: {time.monotonic() - self._t0:.0f}s")
+            self.stream.flush()
+            self._drawn = True
+
+    def __enter__(self) -> Elapsed:
+        self._t0 = time.monotonic()
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        if self._drawn:
+            self.stream.write(f"\r{self.label}: done in {time.monotonic() - self._t0:.0f}s\n")
+            self.stream.flush()
 
 
 def track(items: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:

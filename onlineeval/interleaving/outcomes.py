@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.progress import Elapsed
 from onlineeval.queries import load
 
 PAGE_TABLE = "interleaving_page_outcomes"
@@ -161,7 +162,8 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
     Call :func:`page_outcomes` first.
     """
     q = load("interleaving/user_stats")
-    return logs.con.execute(q.render(by=list(by)), q.bind()).df()
+    with Elapsed("reading out interleaved pages"):
+        return logs.con.execute(q.render(by=list(by)), q.bind()).df()
 
 
 def summary(logs: Any, experiment: str | None = None, by: Sequence[str] = ()) -> pd.DataFrame:
@@ -170,4 +172,5 @@ def summary(logs: Any, experiment: str | None = None, by: Sequence[str] = ()) ->
     by = check_by(logs, by)
     page_outcomes(logs, experiment)
     q = load("interleaving/summary")
-    return logs.con.execute(q.render(by=by), q.bind()).df()
+    with Elapsed("reading out interleaved pages"):
+        return logs.con.execute(q.render(by=by), q.bind()).df()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.progress import Elapsed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +53,8 @@ def per_group(logs: Logs, query: str, grouping: Grouping, **params: Any) -> pd.D
     """
     q = queries.load(query)
     sql = q.render(by=list(grouping.sql), searches=[with_time_buckets(logs, "searches")])
-    df = logs.con.sql(sql, params=q.bind(**params)).df()
+    with Elapsed(f"computing {query.split('/')[-1].replace('_', ' ')}"):
+        df = logs.con.sql(sql, params=q.bind(**params)).df()
     return df.rename(columns=grouping.rename())
 
 

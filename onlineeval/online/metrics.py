@@ -13,6 +13,7 @@ from onlineeval import queries
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
 from onlineeval.online.facts import facts_view
 from onlineeval.online.grouping import Grouping, resolve, with_time_buckets
+from onlineeval.progress import Elapsed
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -35,7 +36,8 @@ def _statistics(logs: Logs, grouping: Grouping, sat_dwell_s: float,
                              user_key=True)
     q = queries.load("online/metrics")
     sql = q.render(by=list(grouping.sql), facts=[with_time_buckets(logs, facts)], user=[user])
-    df = logs.con.sql(sql).df()
+    with Elapsed("computing online metrics"):
+        df = logs.con.sql(sql).df()
     return df.rename(columns=grouping.rename())
 
 
