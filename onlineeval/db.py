@@ -12,6 +12,22 @@ import duckdb
 
 from onlineeval.errors import InvalidParameterError
 
+#: environment variables every connection reads when no argument is given (the CLI's global
+#: --memory-limit and --threads set them for one command)
+MEMORY_LIMIT_ENV = "ONLINEEVAL_MEMORY_LIMIT"
+THREADS_ENV = "ONLINEEVAL_THREADS"
+
+
+def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str, name: str) -> None:
+    """``SET memory_limit`` on ``con``; a size DuckDB cannot read is an error naming ``name``
+    (the argument, variable or option it came from)."""
+    try:
+        con.execute("SET memory_limit = $v", {"v": limit})
+    except duckdb.Error:
+        raise InvalidParameterError(
+            f"{name} must be a size such as 4GB or 500MB; got {limit!r}"
+        ) from None
+
 
 def connect(
     database: str = ":memory:", *, memory_limit: str | None = None,
@@ -35,19 +51,14 @@ def connect(
     """
     con = duckdb.connect(database)
     limit, limit_from = memory_limit, "memory_limit"
-    if not limit and os.environ.get("ONLINEEVAL_MEMORY_LIMIT"):
-        limit, limit_from = os.environ["ONLINEEVAL_MEMORY_LIMIT"], "ONLINEEVAL_MEMORY_LIMIT"
+    if not limit and os.environ.get(MEMORY_LIMIT_ENV):
+        limit, limit_from = os.environ[MEMORY_LIMIT_ENV], MEMORY_LIMIT_ENV
     if limit:
-        try:
-            con.execute("SET memory_limit = $v", {"v": limit})
-        except duckdb.Error:
-            raise InvalidParameterError(
-                f"{limit_from} must be a size such as 4GB or 500MB; got {limit!r}"
-            ) from None
+        set_memory_limit(con, limit, limit_from)
     n_threads: object = threads
     threads_from = "threads"
-    if not threads and os.environ.get("ONLINEEVAL_THREADS"):
-        n_threads, threads_from = os.environ["ONLINEEVAL_THREADS"], "ONLINEEVAL_THREADS"
+    if not threads and os.environ.get(THREADS_ENV):
+        n_threads, threads_from = os.environ[THREADS_ENV], THREADS_ENV
     if n_threads:
         try:
             count = int(str(n_threads))

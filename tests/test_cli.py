@@ -109,3 +109,10 @@ def test_out_of_memory_is_one_line_saying_what_to_change(capsys) -> None:
     assert "Traceback" not in err
     assert last.startswith("onlineeval online: error: DuckDB ran out of memory")
     assert "--memory-limit" in last and "2MB" in last
+
+
+def test_the_cli_sets_the_variables_the_connections_read() -> None:
+    from onlineeval import db
+
+    # named twice so that a command which never opens a connection need not import DuckDB
+    assert cli._RESOURCE_ENV == (db.MEMORY_LIMIT_ENV, db.THREADS_ENV)

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
-from onlineeval.errors import InvalidParameterError, OnlineEvalError
+from onlineeval.errors import OnlineEvalError
 
 
 def _module_names() -> list[str]:
@@ -47,6 +47,9 @@ def commands(only: str | None = None) -> dict[str, ModuleType]:
 
 #: global options that take a value (given before the command)
 _GLOBAL_VALUED = ("--memory-limit", "--threads")
+#: the variables they set (onlineeval.db.MEMORY_LIMIT_ENV, THREADS_ENV; named here so that
+#: a command that never touches DuckDB does not import it)
+_RESOURCE_ENV = ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS")
 
 
 def _command_word(argv: Sequence[str]) -> str | None:
@@ -73,31 +76,17 @@ def _positive_int(text: str) -> int:
     return n
 
 
-def _apply_resources(args: argparse.Namespace) -> dict[str, str | None]:
-    """Pass the global --memory-limit / --threads to every connection of this command; return
-    the variables' previous values (main restores them, as it may be called in-process)."""
-    before = {k: os.environ.get(k) for k in ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS")}
+def _apply_resources(args: argparse.Namespace) -> None:
+    """Pass the global --memory-limit / --threads to every connection of this command."""
+    from onlineeval import db
+
     if args.memory_limit is not None:
         import duckdb
 
-        try:
-            duckdb.connect().execute("SET memory_limit = $v", {"v": args.memory_limit})
-        except duckdb.Error:
-            raise InvalidParameterError(
-                f"--memory-limit must be a size such as 4GB or 500MB; got {args.memory_limit!r}"
-            ) from None
-        os.environ["ONLINEEVAL_MEMORY_LIMIT"] = args.memory_limit
+        db.set_memory_limit(duckdb.connect(), args.memory_limit, "--memory-limit")
+        os.environ[db.MEMORY_LIMIT_ENV] = args.memory_limit
     if args.threads is not None:
-        os.environ["ONLINEEVAL_THREADS"] = str(args.threads)
-    return before
-
-
-def _restore(before: dict[str, str | None]) -> None:
-    for key, value in before.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+        os.environ[db.THREADS_ENV] = str(args.threads)
 
 
 def _out_of_memory(exc: BaseException) -> bool:
@@ -142,9 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     warnings.showwarning = _show_warning  # type: ignore[assignment]
-    before = {k: os.environ.get(k) for k in ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS")}
+    # main may run in-process (tests, other tools): the options must not outlive the command
+    before = {k: os.environ.get(k) for k in _RESOURCE_ENV}
     try:
-        before = _apply_resources(args)
+        _apply_resources(args)
         return int(args._run(args) or 0)
     except OnlineEvalError as exc:
         print(f"onlineeval {args._name}: error: {exc}", file=sys.stderr)
@@ -155,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not _out_of_memory(exc):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        limit = os.environ.get("ONLINEEVAL_MEMORY_LIMIT", "DuckDB's default, 80% of RAM")
+        limit = os.environ.get(_RESOURCE_ENV[0], "DuckDB's default, 80% of RAM")
         print(f"onlineeval {args._name}: error: DuckDB ran out of memory ({first}) with the "
               f"memory limit {limit}. Give it more with --memory-limit (e.g. onlineeval "
               f"--memory-limit 8GB {args._name} ...) or ONLINEEVAL_MEMORY_LIMIT, or fewer "
@@ -163,4 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"spilled to the temp directory", file=sys.stderr)
         return 2
     finally:
-        _restore(before)
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

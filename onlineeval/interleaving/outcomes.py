@@ -24,31 +24,6 @@ from onlineeval.queries import load
 PAGE_TABLE = "interleaving_page_outcomes"
 #: one-row temp table holding the experiment filter that the page-outcomes view reads
 PARAM_TABLE = "interleaving_page_outcomes_params"
-# Interleaved pages (as interleaving/page_outcomes defines them: a search of $experiment with a
-# results row carrying a team) and the distinct teams of each experiment's pages: the view has
-# one row per page and team pair (n_teams choose 2), and a page of a one-team experiment has
-# none (it is "lonely").
-_PAGE_COUNTS = """
-WITH pages AS (
-    SELECT s.search_id, s.experiment
-    FROM searches AS s
-    SEMI JOIN results AS r ON r.search_id = s.search_id AND r.team IS NOT NULL
-    WHERE CAST($experiment AS VARCHAR) IS NULL
-       OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)
-),
-teams AS (
-    SELECT p.experiment, count(DISTINCT r.team) AS n_teams
-    FROM pages AS p
-    JOIN results AS r ON r.search_id = p.search_id
-    WHERE r.team IS NOT NULL
-    GROUP BY p.experiment
-)
-SELECT
-    sum(t.n_teams * (t.n_teams - 1) // 2) AS n,
-    count(*) FILTER (WHERE t.n_teams < 2) AS lonely
-FROM pages AS p
-JOIN teams AS t ON t.experiment IS NOT DISTINCT FROM p.experiment
-"""
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
 
@@ -122,11 +97,10 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
                 "SELECT CAST($experiment AS VARCHAR) AS experiment", {"experiment": experiment})
     sql = q.render().replace("$experiment", f"(SELECT experiment FROM {PARAM_TABLE})")
     con.execute(f"CREATE OR REPLACE TEMP VIEW {PAGE_TABLE} AS {sql}")
-    # The view's rows (pages x team pairs of their experiment) and the pages left out (their
-    # experiment names one team) are counted from the pages and team counts alone, in one
-    # pass that does not credit clicks: counting the view itself made DuckDB pick a plan that
-    # broke a 1 GB limit on 10M pages, while the readout's own pass over it stays within.
-    n, lonely = con.execute(_PAGE_COUNTS, {"experiment": experiment}).fetchone()
+    # the view's rows and the pages it leaves out, without crediting clicks (the query's
+    # header says why the view itself is not counted)
+    counts = load("interleaving/page_counts")
+    n, lonely = con.execute(counts.render(), counts.bind(experiment=experiment)).fetchone()
     n, lonely = int(n or 0), int(lonely or 0)
     if n == 0:
         known = [

@@ -334,9 +334,8 @@ def _locate_utf8_error(file: str) -> None:
     """Raise LogFormatError naming the first line of ``file`` that is not UTF-8 text.
 
     DuckDB names a wrong line (and shows the header) for a file in another encoding."""
-    opener = gzip.open if file.endswith(".gz") else open
     try:
-        with opener(file, "rb") as fh:
+        with _opener(file)(file, "rb") as fh:
             for number, raw in enumerate(fh, start=1):
                 try:
                     raw.decode("utf-8")
@@ -351,9 +350,12 @@ def _locate_utf8_error(file: str) -> None:
         return
 
 
+def _opener(file: str) -> Any:
+    return gzip.open if file.endswith(".gz") else open
+
+
 def _open_text(file: str) -> Any:
-    opener = gzip.open if file.endswith(".gz") else open
-    return opener(file, "rt", encoding="utf-8", newline="")
+    return _opener(file)(file, "rt", encoding="utf-8", newline="")
 
 
 def _locate_json_error(file: str) -> None:

@@ -137,7 +137,10 @@ def as_pairs(pairs: Sequence[Pair | tuple[str, str]]) -> tuple[Pair, ...]:
     return tuple(out)
 
 
-def _check_pairs(rankers: Mapping[str, object], pairs: Sequence[Pair]) -> None:
+def _check_pairs(rankers: Mapping[str, object],
+                 given: Sequence[Pair | tuple[str, str]]) -> tuple[Pair, ...]:
+    """The pairs as :class:`Pair` (:func:`as_pairs`), each naming known rankers, no repeats."""
+    pairs = as_pairs(given)
     for p in pairs:
         for name in (p.control, p.treatment):
             if name not in rankers:
@@ -148,6 +151,7 @@ def _check_pairs(rankers: Mapping[str, object], pairs: Sequence[Pair]) -> None:
     names = [p.name for p in pairs]
     if len(set(names)) != len(names):
         raise InvalidParameterError(f"duplicate ranker pairs: {names}")
+    return pairs
 
 
 def build_world(seed: int, rankers: Mapping[str, float] | None = None, n_queries: int = 100,
@@ -196,8 +200,7 @@ def simulate_pairs(
     ``assign_factory(pair)`` returns the ``assign`` for :func:`simulate_experiment`
     (default: the hash split salted with the pair's name). Progress shows on a TTY.
     """
-    pairs = as_pairs(pairs)
-    _check_pairs(runs, pairs)
+    pairs = _check_pairs(runs, pairs)
     if users_per_experiment < 1:
         raise InvalidParameterError(f"users_per_experiment must be >= 1; got {users_per_experiment}")
     model = click_model or ClickModel()
@@ -252,10 +255,9 @@ def simulate(
     :func:`build_world` and :func:`simulate_pairs`, which other log kinds reuse.
     """
     rankers = dict(DEFAULT_RANKERS if rankers is None else rankers)
-    pairs = as_pairs(DEFAULT_PAIRS if pairs is None else pairs)
     if not rankers:
         raise InvalidParameterError("need at least one ranker")
-    _check_pairs(rankers, pairs)
+    pairs = _check_pairs(rankers, DEFAULT_PAIRS if pairs is None else pairs)
     if users_per_experiment < 1:
         raise InvalidParameterError(f"users_per_experiment must be >= 1; got {users_per_experiment}")
     if not isinstance(seed, int) or seed < 0:
