@@ -21,10 +21,16 @@ import types
 from typing import Any
 
 from onlineeval.offline.api import evaluate
+from onlineeval.offline.ranking import (
+    NoSharedQueriesWarning,
+    QueryMismatchWarning,
+    SkippedQueriesWarning,
+)
 from onlineeval.offline.rbo import rbo
 from onlineeval.offline.trec_format import read_qrels, read_run
 
-__all__ = ["compare", "evaluate", "rbo", "read_qrels", "read_run"]
+__all__ = ["NoSharedQueriesWarning", "QueryMismatchWarning", "SkippedQueriesWarning", "compare",
+           "evaluate", "rbo", "read_qrels", "read_run"]
 
 
 class _Package(types.ModuleType):
