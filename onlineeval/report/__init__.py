@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from onlineeval.atomic import Output, fill
+from onlineeval.namespace import lazy_submodules
 from onlineeval.report.build import Report, build_report
 from onlineeval.report.render import SECTIONS, render_html, report_dict
 from onlineeval.study import Study, read_study
@@ -48,3 +49,6 @@ def write_report(study: Study | str | Path, output: str | Path,
         if json_tmp is not None:
             fill(json_tmp, json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n")
     return report
+
+
+__getattr__ = lazy_submodules(__name__)  # onlineeval.namespace
