@@ -387,16 +387,19 @@ class Output:
         self._check(real, shown, kind)
         self.created += _mkdir(real.parent, real)
         lock = _Lock(real)
-        if lock_it:
-            lock.acquire()
-            _remove_stale(real)
-        try:
-            tmp = _new_temp(real, kind)
-        except BaseException:
-            lock.release()
-            raise
-        self.planned.append(_Planned(real, shown, kind, tmp, lock, overwrite,
-                                     tuple(replaces)))
+        # held back from signals, so a lock or temporary file is never left unrecorded
+        with interrupt.deferred():
+            if lock_it:
+                lock.acquire()
+            try:
+                if lock_it:
+                    _remove_stale(real)
+                tmp = _new_temp(real, kind)
+            except BaseException:
+                lock.release()
+                raise
+            self.planned.append(_Planned(real, shown, kind, tmp, lock, overwrite,
+                                         tuple(replaces)))
         return tmp
 
     def file(self, target: str | Path, *, lock: bool = True) -> Path:

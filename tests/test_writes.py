@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from onlineeval.cli import main
@@ -44,26 +43,16 @@ def one_error_line(err: str, command: str) -> str:
 
 @pytest.fixture
 def study(tmp_path: Path) -> Path:
-    """A tiny complete study (eight searches), so a report takes a second."""
+    """A tiny complete simulated study (two rankers, 20 users), so a report takes seconds."""
+    from onlineeval.simulate import simulate
+
     d = tmp_path / "study"
-    d.mkdir()
-    (d / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
-    (d / "c.run").write_text("q1 Q0 d2 1 2 c\nq1 Q0 d1 2 1 c\nq2 Q0 d3 1 1 c\n")
-    (d / "t.run").write_text("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq2 Q0 d3 1 1 t\n")
-    ab = d / "ab"
-    ab.mkdir()
-    ts = pd.Timestamp("2026-01-01")
-    pd.DataFrame({
-        "search_id": [f"s{i}" for i in range(8)], "user_id": [f"u{i}" for i in range(8)],
-        "ts": [ts + pd.Timedelta(hours=i) for i in range(8)],
-        "query": ["q1", "q1", "q2", "q2"] * 2, "experiment": "x",
-        "variant": ["control", "treatment"] * 4,
-    }).to_csv(ab / "searches.csv", index=False)
-    pd.DataFrame({"search_id": ["s0", "s1", "s3", "s5"], "rank": [1, 1, 1, 2]}
-                 ).to_csv(ab / "clicks.csv", index=False)
+    simulate(d, 1, users_per_experiment=20, n_queries=3, docs_per_query=5,
+             rankers={"a": 0.5, "b": 1.5}, pairs=[("a", "b")])
     (d / "study.toml").write_text(
         'qrels = "qrels.txt"\nab_logs = "ab"\nmeasures = ["P@1"]\nonline_metrics = ["ctr"]\n'
-        '[[experiment]]\nname = "x"\ncontrol_run = "c.run"\ntreatment_run = "t.run"\n')
+        '[[experiment]]\nname = "a_vs_b"\ncontrol_run = "runs/a.run"\n'
+        'treatment_run = "runs/b.run"\n')
     return d
 
 
@@ -100,7 +89,7 @@ def test_a_directory_where_a_file_goes_and_the_reverse_are_one_line_errors(
         study: Path, tmp_path: Path, capsys) -> None:
     (tmp_path / "adir").mkdir()
     (tmp_path / "afile").write_text("mine\n")
-    runs = [str(study / "c.run"), str(study / "t.run")]
+    runs = [str(study / "runs" / "a.run"), str(study / "runs" / "b.run")]
     cases = [
         (["report", str(study / "study.toml"), "-o", str(tmp_path / "adir")], "is a directory"),
         (["interleave-lists", *runs, "-o", str(tmp_path / "adir")], "is a directory"),
@@ -117,7 +106,7 @@ def test_a_directory_where_a_file_goes_and_the_reverse_are_one_line_errors(
 
 
 def test_interleave_lists_refuses_to_write_over_a_run(study: Path, capsys) -> None:
-    runs = [str(study / "c.run"), str(study / "t.run")]
+    runs = [str(study / "runs" / "a.run"), str(study / "runs" / "b.run")]
     before = tree(study)
     assert main(["interleave-lists", *runs, "-o", runs[1]]) == 2
     assert "is also an input" in one_error_line(capsys.readouterr().err, "interleave-lists")
@@ -315,3 +304,18 @@ def test_the_readme_states_these_guarantees_in_the_words_the_commands_use() -> N
                   "cannot write out/report.html: No space left on device (ENOSPC)",
                   "ONLINEEVAL_DEBUG=1"):
         assert words in text, words
+
+
+def test_a_file_that_appears_while_the_output_is_built_is_not_overwritten(tmp_path) -> None:
+    from onlineeval.atomic import Output
+    from onlineeval.errors import OutputError
+
+    target = tmp_path / "out"
+    with pytest.raises(OutputError, match="x.txt already exists there"):
+        with Output() as out:
+            stage = out.directory(target)
+            (stage / "x.txt").write_text("new\n")
+            target.mkdir()  # someone else's file arrives meanwhile
+            (target / "x.txt").write_text("theirs\n")
+    assert (target / "x.txt").read_text() == "theirs\n"
+    assert entries(tmp_path) == ["out", "out/x.txt"]
