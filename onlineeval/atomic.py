@@ -17,7 +17,7 @@ Every file onlineeval writes goes through this module:
   keeps every file the command did not write. On an error or an interruption every temporary
   file and directory is removed and nothing changes under the output names.
 
-Temporary names and lock files start with ``.`` (``.report.html.1a2b3c.onlineeval-tmp``,
+Temporary names and lock files start with ``.`` (``.report.html.1a2b3c4d.onlineeval-tmp``,
 ``.report.html.onlineeval-lock``), so the log readers, which skip hidden files, never see them.
 An operating-system error while writing (no space, read-only file system, permission) is an
 :class:`~onlineeval.errors.OutputError` naming the output and the cause.
