@@ -181,36 +181,45 @@ def _error_text(name: str, exc: BaseException) -> tuple[str, int]:
             f"(set {DEBUG_ENV}=1 to print the traceback)"), 1
 
 
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command; every exception becomes one line and an exit status."""
+    try:
+        _apply_resources(args)
+        return int(args._run(args) or 0)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        # DuckDB reports a signal that lands during a query as its own error
+        if interrupt.received() is not None:
+            raise interrupt.Interrupted(interrupt.received()) from None
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            traceback.print_exc()
+        text, status = _error_text(args._name, exc)
+        print(f"onlineeval {args._name}: error: {text}", file=sys.stderr)
+        return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_word(argv))
-    args = parser.parse_args(argv)
-    if not getattr(args, "_run", None):
-        parser.print_help(sys.stderr)
-        return 2
-    warnings.showwarning = _show_warning  # type: ignore[assignment]
+    name = _command_word(argv)
     # main may run in-process (tests, other tools): the options must not outlive the command
     before = {k: os.environ.get(k) for k in _RESOURCE_ENV}
     try:
+        # from the start: Ctrl-C while the command's libraries load is no traceback either
         with interrupt.handling():
-            try:
-                _apply_resources(args)
-                return int(args._run(args) or 0)
-            except BrokenPipeError:
-                return 0
-            except Exception as exc:
-                # DuckDB reports a signal that lands during a query as its own error
-                if interrupt.received() is not None:
-                    raise interrupt.Interrupted(interrupt.received()) from None
-                if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
-                    traceback.print_exc()
-                text, status = _error_text(args._name, exc)
-                print(f"onlineeval {args._name}: error: {text}", file=sys.stderr)
-                return status
+            parser = build_parser(name)
+            args = parser.parse_args(argv)
+            if not getattr(args, "_run", None):
+                parser.print_help(sys.stderr)
+                return 2
+            name = args._name
+            warnings.showwarning = _show_warning  # type: ignore[assignment]
+            return _run(args)
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
-        print(f"onlineeval {args._name}: interrupted by {signal.Signals(signum).name}; "
-              "unfinished output was removed", file=sys.stderr)
+        who = f"onlineeval {escape(name)}" if name else "onlineeval"
+        print(f"{who}: interrupted by {signal.Signals(signum).name}; unfinished output was "
+              "removed", file=sys.stderr)
         return interrupt.exit_status(signum)
     finally:
         for key, value in before.items():
