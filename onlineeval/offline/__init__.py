@@ -23,8 +23,14 @@ from __future__ import annotations
 from onlineeval.namespace import lazy_submodules
 from onlineeval.offline import rbo
 from onlineeval.offline.api import evaluate
+from onlineeval.offline.ranking import (
+    NoSharedQueriesWarning,
+    QueryMismatchWarning,
+    SkippedQueriesWarning,
+)
 from onlineeval.offline.trec_format import read_qrels, read_run
 
-__all__ = ["compare", "evaluate", "rbo", "read_qrels", "read_run"]
+__all__ = ["NoSharedQueriesWarning", "QueryMismatchWarning", "SkippedQueriesWarning", "compare",
+           "evaluate", "rbo", "read_qrels", "read_run"]
 
 __getattr__ = lazy_submodules(__name__)
