@@ -42,3 +42,10 @@ class UnknownNameError(OnlineEvalError, ValueError):
 
 class InvalidParameterError(OnlineEvalError, ValueError):
     """An argument has an invalid value (out of range, wrong type, inconsistent with another)."""
+
+
+class OutputError(OnlineEvalError):
+    """An output cannot be written: the path is also an input, is a directory where a file is
+    expected (or the reverse), is being written by another process, already exists, or the
+    operating system refused the write (no space, read-only, permission). Nothing was left
+    under the output's name."""
