@@ -46,6 +46,8 @@ class ABMetric:
     requires: tuple[tuple[str, ...], ...] = ()
     #: which way is an improvement ("higher", "lower" or None), as in the online registry
     better: str | None = None
+    #: the values the metric can take, as in the online registry (per-unit means: >= 0)
+    bounds: tuple[float | None, float | None] = (0.0, None)
 
 
 METRICS: Registry[ABMetric] = Registry("metric")
@@ -53,7 +55,7 @@ METRICS: Registry[ABMetric] = Registry("metric")
 for _name, _m in ONLINE_METRICS.items():
     if _m.denominator is not None:
         METRICS.register(_name, ABMetric(_name, _m.numerator, _m.denominator, "ratio",
-                                         _m.definition, _m.requires, _m.better))
+                                         _m.definition, _m.requires, _m.better, _m.bounds))
 
 _SESSIONS = ONLINE_METRICS.get("sessions").requires
 _SUCCESS = ONLINE_METRICS.get("session_success_rate").requires

@@ -14,12 +14,12 @@ from onlineeval.cli._output import add_format_argument, emit, records
 from onlineeval.errors import InvalidParameterError
 
 NAME = "abtest"
-HELP = ("A/B(/n) test readout per randomization unit: delta-method ratio metrics, Welch's t, "
-        "sample ratio mismatch check, CUPED, Holm/BH corrections")
+HELP = ("A/B(/n) test readout per randomization unit: delta-method and Welch t tests, "
+        "sample ratio mismatch check, CUPED, Holm/BH corrections, no verdict on too few units")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from onlineeval.abtest.readout import TESTS
+    from onlineeval.abtest.readout import MIN_UNITS, TESTS
     from onlineeval.stats.multiple import CORRECTIONS
 
     add_log_arguments(parser, "log directory (searches.*, clicks.*, ...)")
@@ -39,11 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="multiple-testing correction across metrics x treatments "
                         "(default holm)")
     parser.add_argument("--test", default="auto", choices=list(TESTS),
-                        help="auto: delta-method z / Welch's t; mannwhitney: Mann-Whitney U "
-                        "for per-unit means; bootstrap: unit-resampling bootstrap")
+                        help="auto: delta-method t / Welch's t (Welch-Satterthwaite df); "
+                        "mannwhitney: Mann-Whitney U for per-unit means; bootstrap: "
+                        "unit-resampling bootstrap")
+    parser.add_argument("--min-units", type=int, default=MIN_UNITS,
+                        help="fewest units with data per arm for a verdict; below it the "
+                        f"verdict is 'insufficient data' (default {MIN_UNITS})")
     parser.add_argument("--expected-split", default=None, metavar="VARIANT=SHARE,...",
-                        help="expected share of units per variant for the SRM check "
-                        "(default equal)")
+                        help="expected share of units per variant for the SRM check, "
+                        "summing to 1 (default equal)")
     parser.add_argument("--srm-alpha", type=float, default=0.001,
                         help="SRM p-value threshold (default 0.001)")
     parser.add_argument("--bootstrap-reps", type=int, default=2000,
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             experiment=args.experiment, test=args.test,
             expected_split=parse_split(args.expected_split), srm_alpha=args.srm_alpha,
             bootstrap_reps=args.bootstrap_reps, seed=args.seed, start=args.start,
-            end=args.end, cuped=True if args.cuped else None,
+            end=args.end, cuped=True if args.cuped else None, min_units=args.min_units,
         )
     srm = df.attrs["srm"]
     for w in caught:
@@ -123,10 +127,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message)
         print(describe_window(window))
-        emit(df, "table", float_format="{:.4g}")
-        tests = ", ".join(f"{m}: {t}" for m, t in df.attrs["tests"].items())
-        print(f"tests: {tests}; correction: {df.attrs['correction']}; "
-              f"alpha = {df.attrs['alpha']:g}; intervals are not adjusted")
+        # the test names are long: said once per test below the table instead of per row
+        emit(df.drop(columns=["significant", "test"]), "table", float_format="{:.4g}")
+        by_test: dict[str, list[str]] = {}
+        for metric, name in df.attrs["tests"].items():
+            by_test.setdefault(name, []).append(metric)
+        tests = "; ".join(f"{name} for {', '.join(m)}" for name, m in by_test.items())
+        print(f"tests: {tests}. Correction: {df.attrs['correction']}; "
+              f"alpha = {df.attrs['alpha']:g}; intervals are not adjusted; no verdict below "
+              f"{df.attrs['min_units']} units with data per arm")
     excluded = {k: v for k, v in df.attrs["excluded"].items() if v}
     if excluded:
         print("left out of the outcome: "

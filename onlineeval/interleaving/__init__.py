@@ -2,8 +2,10 @@
 
 - :func:`team_draft` (Radlinski, Kurup & Joachims 2008), :func:`balanced` with
   :func:`balanced_credit` (Joachims 2003), :func:`team_draft_multileave` (Schuth et al. 2014);
-- :func:`interleaving_readout`: per experiment and ranker pair, wins, ties, Δ_AB, a binomial
-  sign test and a user-level bootstrap CI, from logs whose ``results.team`` names the ranker.
+- :func:`interleaving_readout`: per experiment and ranker pair, wins, ties, Δ_AB, a per-user
+  test (users as the independent units: the p-value and the winner), a user-level bootstrap
+  CI and, secondary, a binomial sign test over pages, from logs whose ``results.team`` names
+  the ranker.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The interleaving readout: per experiment and ranker pair, counts, Δ_AB, CI, p-value, winner.
 
+The p-value and the winner come from a test with users as the independent units (the pages
+of one user are not independent); see :mod:`onlineeval.interleaving.significance`.
+
 Which team is "A": within each experiment the teams (distinct ``results.team`` values) are
 paired in byte order, team_a < team_b, unless ``team_a`` names the team to put first. With
 more than two teams on an experiment's pages (multileaving), every pair gets a row, each
@@ -20,14 +23,20 @@ import pandas as pd
 from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving._random import derived_generator
-from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test
+from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
 from onlineeval.window import bounds
 
-# the fields of the readout the CLI prints, in order (the issue's JSON record)
+# the fields of the readout the CLI prints, in order (the issue's JSON record, then the
+# tested per-user preference, the secondary sign test and the name of the test)
 FIELDS: tuple[str, ...] = (
     "experiment", "team_a", "team_b", "impressions", "impressions_with_clicks", "wins_a",
     "wins_b", "ties", "delta_ab", "share_a", "p_value", "ci_low", "ci_high", "winner",
+    "user_delta", "sign_test_p", "test",
 )
+
+#: a user holding more than this share of a comparison's decided pages is warned about (or,
+#: with fewer than 2 / HEAVY_USER_SHARE users, more than twice an equal share)
+HEAVY_USER_SHARE = 0.05
 _COUNTS = ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties",
            "clicks_without_team", "clicks_unmatched", "repeat_clicks", "one_sided_pages")
 
@@ -53,7 +62,7 @@ def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int
              rng: np.random.Generator) -> dict[str, Any]:
     """Significance and effect of one comparison from its per-user (and query) rows."""
     wa, wb, t = (rows[c].to_numpy(dtype=float) for c in ("wins_a", "wins_b", "ties"))
-    users = pd.factorize(rows["user_id"], use_na_sentinel=False)[0]
+    users, user_ids = pd.factorize(rows["user_id"], use_na_sentinel=False)
     out: dict[str, Any] = {c: int(rows[c].sum()) for c in _COUNTS}
     out["users"] = int(users.max()) + 1 if len(users) else 0
     if per_query:
@@ -74,14 +83,23 @@ def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int
         share = sa / (sa + sb) if sa + sb > 0 else math.nan
         pos, neg = int(sa), int(sb)
         out["queries_decided"] = None
-    p = sign_test(pos, neg)
+    # the headline: users are the independent units (a user's rows summed over queries)
+    n_users = out["users"]
+    per_user = [np.bincount(users, weights=x, minlength=n_users) for x in (wa, wb, t)]
+    res = user_test(*per_user, alpha=alpha)
     lo, hi = bootstrap_ci(wa, wb, t, users, groups, n_resamples=n_resamples,
                           confidence=1 - alpha, rng=rng)
     winner = None
-    if not math.isnan(p) and p < alpha and pos != neg:
-        winner = "a" if pos > neg else "b"
-    out.update(delta_ab=delta, share_a=share, p_value=p, ci_low=lo, ci_high=hi,
-               winner=winner, method="per_query" if per_query else "pages")
+    if not math.isnan(res.p_value) and res.p_value < alpha and res.user_delta != 0:
+        winner = "a" if res.user_delta > 0 else "b"
+    top = user_ids[res.top_user] if res.top_user >= 0 else None
+    out.update(delta_ab=delta, share_a=share, p_value=res.p_value, ci_low=lo, ci_high=hi,
+               winner=winner, user_delta=res.user_delta, sign_test_p=sign_test(pos, neg),
+               test=res.test, decided_users=res.users, user_ci_low=res.ci_low,
+               user_ci_high=res.ci_high, df=res.df,
+               top_user=None if top is None or pd.isna(top) else str(top),
+               top_user_share=res.top_user_share, effective_users=res.effective_users,
+               method="per_query" if per_query else "pages")
     return out
 
 
@@ -112,11 +130,11 @@ def interleaving_readout(
         The team to report as A in every pair it is part of (default: the pair's
         alphabetically first team).
     alpha
-        Significance level: the winner is named when the sign test's p < alpha, and the CI
-        has coverage 1 − alpha.
+        Significance level: the winner is named when the per-user test's p < alpha, and the
+        intervals have coverage 1 − alpha.
     n_resamples, seed
-        Bootstrap resamples of users for the CI, and the seed (each comparison draws from a
-        generator derived from the seed and the comparison's key, so results are
+        Bootstrap resamples of users for the CI of Δ_AB, and the seed (each comparison draws
+        from a generator derived from the seed and the comparison's key, so results are
         reproducible and independent of which other experiments are read out).
     start, end
         The window: only pages with ``start <= ts < end`` are read out (None: unbounded;
@@ -127,15 +145,30 @@ def interleaving_readout(
     pandas.DataFrame
         One row per experiment (and breakdown) and ranker pair with :data:`FIELDS`
         (experiment, team_a, team_b, impressions, impressions_with_clicks, wins_a, wins_b,
-        ties, delta_ab, share_a, p_value, ci_low, ci_high, winner) followed by the breakdown
-        columns and: users, queries_decided (per-query mode), clicks_without_team (clicked
-        results without a team: reported, never credited), clicks_unmatched (click rows
-        matching no result), repeat_clicks (repeated clicks on one result, counted once),
-        one_sided_pages (pages where only one of the two teams placed a result, so a click
-        could credit that team only), method. ``winner`` is the winning team's name, or None
-        when p ≥ alpha. A warning names the counts when clicks could not be credited, and,
-        for an experiment of two teams, when some of its pages are one-sided (a ranking ran
-        out and the other filled the page: ``team_draft(fill=False)`` avoids them).
+        ties, delta_ab, share_a, p_value, ci_low, ci_high, winner, user_delta, sign_test_p,
+        test) followed by the breakdown columns and: users, queries_decided (per-query
+        mode), clicks_without_team (clicked results without a team: reported, never
+        credited), clicks_unmatched (click rows matching no result), repeat_clicks (repeated
+        clicks on one result, counted once), one_sided_pages (pages where only one of the
+        two teams placed a result, so a click could credit that team only), decided_users,
+        user_ci_low, user_ci_high, df, top_user, top_user_share, effective_users, method,
+        heavy_user.
+
+        Users are the independent units (:mod:`onlineeval.interleaving.significance`):
+        ``p_value`` is the per-user test (``test`` names it: a t test of the users'
+        preferences Δ_u with ``df`` = decided_users − 1, or the exact sign test over users
+        when every user's Δ_u is the same), ``user_delta`` the mean Δ_u it tests with the
+        interval ``user_ci_low``..``user_ci_high``; ``winner`` is the team users prefer when
+        p < alpha, else None. ``delta_ab`` (pages pooled, or per query) has the user-resampling
+        bootstrap interval ``ci_low``..``ci_high``. ``sign_test_p`` is the exact binomial
+        test of wins (per-query mode: of queries) that treats pages as independent: a
+        secondary statistic, never the verdict. Intervals a zero spread would make zero-width
+        are null. Warnings: clicks that could not be credited; one-sided pages in an
+        experiment of two teams (a ranking ran out and the other filled the page:
+        ``team_draft(fill=False)`` avoids them); a user with more than
+        :data:`HEAVY_USER_SHARE` of a comparison's decided pages (more than twice an equal
+        share when there are fewer than 40 users: ``top_user_share``, flagged in
+        ``heavy_user``); a winner against the sign of ``delta_ab``.
         ``df.attrs["window"]`` holds ``start`` and ``end`` (as given, or None),
         ``first_page`` and ``last_page`` (the earliest and latest page read out) and
         ``pages_before_window``, ``pages_after_window`` (interleaved pages left out).
@@ -178,11 +211,16 @@ def interleaving_readout(
     for k in [*keys, "winner"]:
         # None, not NaN, for a missing experiment/day/winner (pandas 3 strings would give NaN)
         out[k] = out[k].astype(object).where(out[k].notna(), None)
+    users = out["decided_users"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore"):
+        limit = np.maximum(HEAVY_USER_SHARE, 2.0 / users)
+    out["heavy_user"] = (users > 0) & (out["top_user_share"].to_numpy(dtype=float) > limit)
     extra = [c for c in out.columns if c not in FIELDS]
     out = out[[*FIELDS, *extra]]
     _warn_uncredited(out)
     _warn_one_sided(out, by)
     _warn_unnamed(out)
+    _warn_heavy_users(out, by)
     lo, hi = bounds(start, end)
     out.attrs["window"] = {
         "start": lo, "end": hi, "first_page": pages.first_page, "last_page": pages.last_page,
@@ -202,6 +240,29 @@ def _warn_unnamed(out: pd.DataFrame) -> None:
             "an experiment (or pass experiment=NAME) to read them out separately",
             stacklevel=3,
         )
+
+
+def _warn_heavy_users(out: pd.DataFrame, by: Sequence[str]) -> None:
+    """Warn about comparisons where one user holds a large share of the decided pages, and
+    where the per-user winner goes against the page-level Δ_AB."""
+    for r in out.to_dict("records"):
+        where = ", ".join(f"{k} {r[k]!r}" for k in ("experiment", *by)) + \
+            f", {r['team_a']!r} vs {r['team_b']!r}"
+        users = r["decided_users"]
+        if r["heavy_user"]:
+            warnings.warn(
+                f"{where}: one user ({r['top_user']!r}) has {r['top_user_share']:.0%} of the "
+                f"decided pages (effective number of users {r['effective_users']:.1f} of "
+                f"{users:,}); delta_ab, its interval and sign_test_p mostly describe that "
+                "user, while p_value and winner weigh every user equally (user_delta)",
+                stacklevel=3,
+            )
+        if r["winner"] is not None and np.sign(r["delta_ab"]) != np.sign(r["user_delta"]):
+            warnings.warn(
+                f"{where}: users prefer {r['winner']!r} (user_delta {r['user_delta']:+.4g}, "
+                f"p {r['p_value']:.3g}) but the pages, dominated by a few users, lean the "
+                f"other way (delta_ab {r['delta_ab']:+.4g})", stacklevel=3,
+            )
 
 
 def _warn_one_sided(out: pd.DataFrame, by: Sequence[str]) -> None:

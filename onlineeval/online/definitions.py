@@ -37,6 +37,10 @@ class OnlineMetric:
     requires: tuple[tuple[str, ...], ...] = ()
     #: which way is an improvement: "higher", "lower", or None for counts and neutral rates
     better: str | None = None
+    #: the values the metric can take, (low, high), None for unbounded: rates of searches or
+    #: sessions lie in [0, 1]; counts and ratios of counts are >= 0 (used to refuse an
+    #: effect size the metric cannot show)
+    bounds: tuple[float | None, float | None] = (0.0, None)
 
     @property
     def formula(self) -> str:
@@ -86,7 +90,7 @@ _ALL = (
         "ctr", "has_click", "searches",
         "searches with >= 1 click / searches",
         "searches without results count in the denominator; several clicks count once",
-        better="higher",
+        better="higher", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "clicks_per_search", "n_clicks", "searches",
@@ -99,7 +103,7 @@ _ALL = (
         "searches with n_results > 0 and no click / searches with n_results > 0",
         "NULL when no search has results; zero-result searches are left out",
         (("searches.n_results",),),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "zero_result_rate", "zero_result", "known_n_results",
@@ -107,14 +111,14 @@ _ALL = (
         "n_results counted from results when not given or null (a search with no results rows "
         "has 0); without results, over the searches with a known n_results",
         (("searches.n_results",),),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "session_abandonment_rate", "session_abandoned", "session_first",
         "sessions with no click / sessions",
         "a click counts for the session of the search it was made on",
         (_SESSIONS,),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "session_success_rate", "session_success", "session_first",
@@ -123,7 +127,7 @@ _ALL = (
         "dwell is dwell_ms, else the time to the user's next event in the session; a click "
         "with neither ts nor dwell_ms is not satisfied",
         (_SESSIONS, ("clicks.dwell_ms", "clicks.ts")),
-        better="higher",
+        better="higher", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "mean_time_to_first_click_s", "ttfc_s", "has_ttfc",
@@ -131,7 +135,7 @@ _ALL = (
         "NULL when no search has a timed click; a click before its search gives a negative "
         "time (kept, not clipped)",
         (("searches.ts",), ("clicks.ts",)),
-        better="lower",
+        better="lower", bounds=(None, None),
     ),
     OnlineMetric(
         "click_mrr", "rr", "known_rr",
@@ -139,7 +143,7 @@ _ALL = (
         "clicks without a rank are ignored; a search whose clicks all lack a rank is left "
         "out of the mean",
         (("clicks.rank",),),
-        better="higher",
+        better="higher", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "reformulation_rate", "reformulated", "known_query",
@@ -148,7 +152,7 @@ _ALL = (
         "the last search of a session is never reformulated; a next search without query "
         "does not count; a click without ts is taken to come before the next search",
         (("searches.query",), ("searches.ts",)),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "queries_per_session", "searches", "session_first",

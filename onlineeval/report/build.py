@@ -25,7 +25,8 @@ whether offline and interleaving agree in sign for the pairs whose offline margi
 
 Significance used in the decision tables: the offline p-value is compare()'s adjusted
 p-value (across the study's measures within the experiment), the A/B p-value is abtest()'s
-adjusted p-value (across the study's metrics), the interleaving p-value is the sign test's.
+adjusted p-value (across the study's metrics), the interleaving p-value is the readout's
+per-user test (users as the independent units).
 """
 
 from __future__ import annotations

@@ -294,8 +294,8 @@ def render_html(report: Report) -> str:
     out.append('<p class="note">Every Δ is treatment − control, except the A/B metrics marked '
                "(negated): lower is better for them, so their difference is negated (control − "
                "treatment) and positive favours the treatment in every column. Interleaving is "
-               "Δ_AB of the treatment's team (sign test p-value); offline and A/B p-values are "
-               "adjusted (across measures, across metrics).</p>")
+               "Δ_AB of the treatment's team (p-value of the per-user test); offline and A/B "
+               "p-values are adjusted (across measures, across metrics).</p>")
     out.append(_table(t[cols].rename(columns=_oriented)))
     out.append("</section>")
 

@@ -14,7 +14,9 @@ class Comparison:
     ``abs_diff = treatment - control`` and ``rel_diff = treatment / control - 1`` (``nan``
     when the control value is 0), each with a two-sided ``1 - alpha`` confidence interval;
     ``p_value`` tests ``abs_diff == 0``.
-    ``test`` names the procedure that produced the p-value and the intervals.
+    ``test`` names the procedure that produced the p-value and the intervals, and ``df``
+    holds the degrees of freedom of its Student t reference distribution (``nan`` for the
+    normal, rank and bootstrap procedures, and where the test is undefined).
     """
 
     control_value: np.ndarray
@@ -28,6 +30,7 @@ class Comparison:
     rel_ci_high: np.ndarray
     p_value: np.ndarray
     test: str
+    df: np.ndarray = field(default_factory=lambda: np.float64(np.nan))
 
 
 @dataclass(frozen=True)

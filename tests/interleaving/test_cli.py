@@ -28,7 +28,9 @@ def test_interleave_json_records_have_exactly_the_issue_fields(log_dir, capsys):
     e1 = next(r for r in recs if r["experiment"] == "e1")
     assert (e1["team_a"], e1["team_b"], e1["wins_a"], e1["wins_b"], e1["ties"]) == \
         ("x", "y", 3, 1, 1)
-    assert e1["delta_ab"] == pytest.approx(0.2) and e1["p_value"] == pytest.approx(0.625)
+    assert e1["delta_ab"] == pytest.approx(0.2) and e1["sign_test_p"] == pytest.approx(0.625)
+    assert e1["user_delta"] == pytest.approx(0.25)
+    assert e1["test"] == "t test of per-user preference (users as units)"
     assert e1["winner"] is None
     assert "no team and were not credited" in err  # the uncredited click is reported
 
