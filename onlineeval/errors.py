@@ -42,3 +42,8 @@ class UnknownNameError(OnlineEvalError, ValueError):
 
 class InvalidParameterError(OnlineEvalError, ValueError):
     """An argument has an invalid value (out of range, wrong type, inconsistent with another)."""
+
+
+class ExcludedRowsWarning(UserWarning):
+    """Rows of a loaded log were left out of the clean views (``load_logs`` counts them by
+    table and reason in ``Logs.report``)."""

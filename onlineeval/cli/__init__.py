@@ -95,6 +95,16 @@ def _out_of_memory(exc: BaseException) -> bool:
             and type(exc).__module__.split(".")[0].lstrip("_") == "duckdb")
 
 
+def _damaged_file(exc: BaseException) -> OnlineEvalError | None:
+    """The one-line error naming the log file behind a DuckDB error met after the load (the
+    views read their files lazily, so a damaged page may be found only by a metric query)."""
+    if type(exc).__module__.split(".")[0].lstrip("_") != "duckdb":
+        return None
+    from onlineeval.logs.locate import file_error
+
+    return file_error(exc)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from onlineeval import __version__
 
@@ -142,6 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
+        damaged = _damaged_file(exc)
+        if damaged is not None:
+            print(f"onlineeval {args._name}: error: {damaged}", file=sys.stderr)
+            return 2
         if not _out_of_memory(exc):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
