@@ -6,7 +6,8 @@ nothing); outside it, the value is cast to the sampled type without a word (``1.
 rank 2, an object becomes an id). So one pass reads the used columns as raw JSON and counts
 the JSON type of every value; a value of another type than its column's is an error naming
 the file, the line and the column. A column without any value in the sample (typed NULL) but
-with values later is read again with the type those values have.
+with values later is read again with the type those values have, and keys that first appear
+after the sample (which DuckDB does not read at all) are added as columns.
 """
 
 from __future__ import annotations
