@@ -94,6 +94,9 @@ _LAKES = (
 )
 
 
+_ICEBERG = 1
+
+
 def _lake_marker(folder: Path) -> int | None:
     """Index into _LAKES of the table format ``folder`` is the root of, or None."""
     if (folder / "_delta_log").is_dir():
@@ -105,7 +108,7 @@ def _lake_marker(folder: Path) -> int | None:
         except OSError:
             names = []
         if any(".metadata.json" in n or n == "version-hint.text" for n in names):
-            return 1
+            return _ICEBERG
     if (folder / ".hoodie").is_dir():
         return 2
     return None
@@ -121,6 +124,11 @@ def refuse_lake_folder(folder: Path, what: str, argument: str,
             checked[candidate] = _lake_marker(candidate)
         found = checked[candidate]
         if found is None:
+            continue
+        if found == _ICEBERG and candidate != folder and \
+                folder.relative_to(candidate).parts[0] != "data":
+            # a folder holding metadata/ is an Iceberg table for what lies in its data/; a
+            # log elsewhere below it is not part of the table
             continue
         name, marker, package, reader = _LAKES[found]
         raise SchemaError(

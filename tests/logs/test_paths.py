@@ -190,3 +190,12 @@ def test_arrow_input_keeps_the_loaded_values(tiny_dir, tiny_frames):
     logs = onlineeval.load_logs(searches=pa.Table.from_pandas(s), clicks=pa.Table.from_pandas(c))
     got = logs.con.execute("SELECT search_id, user_id, ts FROM searches ORDER BY 1").fetchall()
     assert got == [(r.search_id, r.user_id, r.ts.to_pydatetime()) for r in s.itertuples()]
+
+
+def test_a_log_beside_an_iceberg_tables_metadata_is_not_refused(tmp_path, tiny_dir):
+    # metadata/ makes its folder an Iceberg table for the files in its data/ only
+    (tmp_path / "metadata").mkdir()
+    (tmp_path / "metadata" / "v1.metadata.json").write_text("{}\n")
+    shutil.copytree(tiny_dir, tmp_path / "logs" / "tiny")
+    logs = onlineeval.load_logs(tmp_path / "logs" / "tiny")
+    assert logs.report.rows_read == {"searches": 8, "results": 11, "clicks": 14}
