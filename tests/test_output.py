@@ -49,3 +49,28 @@ def test_tiny_values_such_as_p_values_are_not_printed_as_zero():
     out = io.StringIO()
     emit(pd.DataFrame({"p_value": [1.347e-33, 0.0, 0.04123, -2e-4]}), "table", out)
     assert out.getvalue().split()[1:] == ["1.35e-33", "0.0000", "0.0412", "-0.0002"]
+
+
+def test_table_escapes_control_characters_in_values_and_names_but_csv_json_do_not():
+    evil = pd.DataFrame({"q\x1b[1m": ["a\x1b[2Jb", "c\rd\ne", "rtl\u202eevil", "tab\there"],
+                         "n": [1, 2, 3, 4]})
+    out = io.StringIO()
+    emit(evil, "table", out)
+    text = out.getvalue()
+    assert not any(ch in text for ch in "\x1b\r\t\u202e")
+    assert text.count("\n") == 5  # header and four rows: no value breaks a row
+    for shown in ("q\\x1b[1m", "a\\x1b[2Jb", "c\\rd\\ne", "rtl\\u202eevil", "tab\\there"):
+        assert shown in text
+    out = io.StringIO()
+    emit(evil, "json", out)
+    assert [r["q\x1b[1m"] for r in json.loads(out.getvalue())] == list(evil["q\x1b[1m"])
+
+
+def test_escape_leaves_ordinary_text_alone():
+    from onlineeval.terminal import escape, one_line
+
+    text = "Zürich – naïve café 東京 emoji 👩‍💻 nbsp\u00a0end"  # ZWJ in the emoji stays
+    assert escape(text) == text
+    assert escape("a\x00b\x7fc\x9bd") == "a\\x00b\\x7fc\\x9bd"
+    assert escape("one\ntwo\x1b", keep="\n") == "one\ntwo\\x1b"
+    assert one_line("  first\x1b line\nsecond\n") == "first\\x1b line"

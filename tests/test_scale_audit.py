@@ -266,7 +266,7 @@ def test_page_outcome_counts_match_the_view_with_multileaving_and_a_lonely_exper
         n = page_outcomes(logs)
     rows, pairs = logs.con.execute(
         f"SELECT count(*), count(DISTINCT (team_a, team_b)) FROM {PAGE_TABLE}").fetchone()
-    assert n == rows == 3 * (~solo).sum()
+    assert n.rows == rows == 3 * (~solo).sum()
     assert pairs == 3
 
 

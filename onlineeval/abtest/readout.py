@@ -9,7 +9,14 @@ from typing import Any
 import pandas as pd
 
 from onlineeval.abtest.metrics import ORDER, ABMetric, missing, resolve
-from onlineeval.abtest.units import UnitData, as_logs, check_variants, load_units, parse_pre_period
+from onlineeval.abtest.units import (
+    UnitData,
+    analysis_window,
+    as_logs,
+    check_variants,
+    load_units,
+    parse_pre_period,
+)
 from onlineeval.errors import InvalidParameterError, UnknownNameError
 from onlineeval.registry import Registry
 from onlineeval.stats.cuped import cuped_compare
@@ -97,6 +104,7 @@ def abtest(
     correction: str = "holm", pre_period: Any = None, *, experiment: str | None = None,
     test: str = "auto", expected_split: Mapping[str, float] | None = None,
     srm_alpha: float = 0.001, bootstrap_reps: int = 2000, seed: int = 0,
+    start: Any = None, end: Any = None, cuped: bool | None = None,
 ) -> pd.DataFrame:
     """Compare each treatment variant with the control on each metric, per randomization unit.
 
@@ -121,11 +129,14 @@ def abtest(
         ``holm`` (family-wise), ``bh`` (false discovery rate) or ``none``, applied across all
         metric x treatment rows.
     pre_period
-        Turn on CUPED: ``(START, END)`` or ``"START,END"`` (pre-period ``START <= ts < END``,
-        experiment ``ts >= END``) or one timestamp, the experiment start (pre-period before
-        it). Units without pre-period data are kept (see :mod:`onlineeval.stats.cuped`).
+        Turn on CUPED with a window start: ``(START, END)`` or ``"START,END"`` (the
+        experiment starts at END, pre-period searches from START on) or one timestamp, the
+        experiment start. Units without pre-period data are kept (see
+        :mod:`onlineeval.stats.cuped`).
     experiment
-        Keep only this ``searches.experiment`` (required when the log holds several).
+        The ``searches.experiment`` to analyse: required when the log holds several (an
+        error names them), else the log's only one. Searches of other experiments are never
+        pooled in: after a unit's first exposure they are left out and counted.
     test
         ``auto`` (delta-method z for ratio metrics, Welch's t for per-unit means),
         ``mannwhitney`` (Mann–Whitney U p-values for per-unit means; no intervals) or
@@ -139,6 +150,20 @@ def abtest(
         SRM p-value threshold (default 0.001).
     bootstrap_reps, seed
         Bootstrap replicates and seed.
+    start, end
+        The analysis window, ``start <= ts < end`` (either may be None: unbounded):
+        timestamps as strings (``"2024-03-01"``, ``"2024-03-01T12:00:00"``) or datetimes; a
+        value with a zone or offset is converted to UTC, one without is read as written,
+        like the log's ``ts``. Exposures outside the window do not count.
+    cuped
+        CUPED with each unit's searches before its first exposure as the pre-period (with
+        ``start``: everything before ``start``). Implied by ``pre_period``.
+
+    Which searches count: an exposure is a search of the experiment carrying a variant,
+    inside the window. A unit's outcome is its exposures, from its first one on; its
+    searches before the first exposure are its pre-period (the CUPED covariate, never
+    outcome); its other searches after it (another experiment or none, no variant, after
+    ``end``) are left out and counted. Units without an exposure are not analysed.
 
     Returns
     -------
@@ -150,8 +175,11 @@ def abtest(
         values while ``abs_diff``, ``rel_diff``, their intervals and the p-values are the
         CUPED-adjusted ones, so ``abs_diff`` then differs from their difference.
         ``df.attrs`` holds ``srm`` (statistic, p_value, units, expected_shares, mismatch),
-        ``srm_message``, ``excluded`` (counts of searches/units left out, by reason),
-        ``tests`` (the test used per metric), ``alpha``, ``correction``.
+        ``srm_message``, ``excluded`` (counts of searches/units left out of the outcome, by
+        reason: :data:`onlineeval.abtest.units.EXCLUDED`), ``window`` (``start`` and ``end``
+        as given or None, ``first_exposure`` and ``last_exposure`` of the analysed units,
+        ``pre_period_start``, ``cuped``), ``experiment`` (the one analysed), ``tests`` (the
+        test used per metric), ``alpha``, ``correction``.
         A sample ratio mismatch also raises a warning: the results are then not trustworthy.
 
     Notes
@@ -167,9 +195,10 @@ def abtest(
     correction = CORRECTIONS.canonical(correction)
     test = TESTS.canonical(test)
     periods = parse_pre_period(pre_period)
-    if periods is not None and test != "auto":
+    window = analysis_window(start, end, periods, cuped)
+    if window.cuped and test != "auto":
         raise InvalidParameterError(
-            f"CUPED (pre_period) works with test='auto' only; got test={test!r}"
+            f"CUPED (pre_period, cuped) works with test='auto' only; got test={test!r}"
         )
     logs = as_logs(logs)
     chosen = resolve(metrics, logs)
@@ -186,7 +215,8 @@ def abtest(
             ),
             stacklevel=2,
         )
-    data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment)
+    data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment,
+                      start=window.start, end=window.end, cuped=window.cuped)
     treat = check_variants(data, control, treatments)
     srm = srm_test(_srm_units(data, control, expected_split), expected_split, srm_alpha)
     if srm.mismatch:
@@ -206,7 +236,7 @@ def abtest(
                 comp, reduction = _undefined(), float("nan")
             else:
                 comp, reduction = _compare(metric, data, control, t, alpha, test,
-                                           periods is not None, bootstrap_reps, seed)
+                                           window.cuped, bootstrap_reps, seed)
             used[metric.name] = comp.test
             row = {
                 "metric": metric.name, "variant": t,
@@ -220,13 +250,13 @@ def abtest(
                 "units_control": len(data.arms[control]),
                 "units_treatment": len(data.arms[t]),
             }
-            if periods is not None:
+            if window.cuped:
                 row["cuped_variance_reduction"] = reduction
             rows.append(row)
     df = pd.DataFrame(rows)
     df["p_adjusted"] = adjust(df["p_value"].to_numpy(), correction)
     df["significant"] = (df["p_adjusted"] < alpha).astype(bool)
-    cols = list(COLUMNS) + (["cuped_variance_reduction"] if periods is not None else [])
+    cols = list(COLUMNS) + (["cuped_variance_reduction"] if window.cuped else [])
     df = df[cols]
     undefined = sorted(set(df.loc[df["control_value"].isna() | df["treatment_value"].isna(),
                                   "metric"]) - set(unusable))
@@ -237,6 +267,7 @@ def abtest(
         )
     df.attrs.update({
         "srm": srm.to_dict(), "srm_message": srm.message(), "excluded": dict(data.excluded),
+        "window": dict(data.window), "experiment": data.experiment,
         "tests": used, "alpha": alpha, "correction": correction, "unit": unit,
         "control": control,
     })

@@ -1,14 +1,19 @@
 """Per-randomization-unit rows of an experiment, from the logs through ``sql/ab/unit_sums``.
 
-Only per-unit rows leave DuckDB. This module turns them into one numeric array per variant
-(rows = units, columns = :data:`~onlineeval.abtest.metrics.UNIT_SUMS`, ``units`` and, with a
-pre-period, ``pre_<sum>`` and ``has_pre``) and counts everything it leaves out:
+Which searches count (the header of ``sql/ab/unit_sums.sql`` is the reference):
 
-- searches without a variant in the experiment period (``no_variant_searches``);
-- searches whose unit value is NULL (``null_unit_searches``);
-- units seen in more than one variant (``multi_variant_units``, with their searches): their
-  assignment is broken, so they belong to no arm;
-- with a pre-period, searches in neither period (``outside_period_searches``).
+- an **exposure** is a search of the experiment carrying a variant, inside the analysis
+  window ``start <= ts < end`` (:class:`Window`); a unit's outcome is its exposures, from its
+  first exposure on;
+- the unit's searches before its first exposure are its **pre-period**: the CUPED covariate
+  (with ``cuped``), never outcome. With a window start, every search before it is pre-period.
+
+Only per-unit rows leave DuckDB. This module turns them into one numeric array per variant
+(rows = units, columns = :data:`~onlineeval.abtest.metrics.UNIT_SUMS`, ``units`` and, with
+CUPED, ``pre_<sum>`` and ``has_pre``) and counts every search it leaves out of the outcome
+(:data:`EXCLUDED` names the reasons), so the counts and the analysed searches add up to the
+log's searches. Units seen in more than one variant (``multi_variant_units``, with their
+exposures) have a broken assignment and belong to no arm.
 
 Within each arm the rows are in unit order, so results (the seeded bootstrap included) do
 not depend on the order DuckDB happens to return groups in.
@@ -28,18 +33,62 @@ import pandas as pd
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.queries import load, quote_ident
+from onlineeval.window import bounds, describe, timestamp
 
 PrePeriod = tuple[pd.Timestamp | None, pd.Timestamp, pd.Timestamp]
+
+#: searches left out of the outcome, by reason (the periods of sql/ab/unit_sums), in the
+#: order they are reported; ``multi_variant_units`` counts units, the rest searches
+EXCLUDED: dict[str, str] = {
+    "null_unit_searches": "the randomization unit column is NULL",
+    "unexposed_unit_searches": "their unit has no exposure (in the window)",
+    "pre_exposure_searches": "before their unit's first exposure (the CUPED pre-period)",
+    "before_pre_period_searches": "before their unit's first exposure and the pre-period "
+                                  "start",
+    "after_window_searches": "at or after the window end",
+    "outside_experiment_searches": "after their unit's first exposure, of another "
+                                   "experiment or none",
+    "no_variant_searches": "after their unit's first exposure, of the experiment without a "
+                           "variant",
+    "multi_variant_units": "units with exposures in more than one variant",
+    "multi_variant_searches": "the exposures of those units",
+}
+_PERIOD_KEYS = {
+    "null_unit": "null_unit_searches", "unexposed": "unexposed_unit_searches",
+    "pre": "pre_exposure_searches", "before_pre_period": "before_pre_period_searches",
+    "after_window": "after_window_searches", "outside_experiment": "outside_experiment_searches",
+    "no_variant": "no_variant_searches",
+}
+
+
+@dataclass(frozen=True)
+class Window:
+    """The analysis window (``start <= ts < end``; None: unbounded), the CUPED pre-period's
+    lower bound and whether CUPED is on. Timestamps are naive, in the log's time (UTC)."""
+
+    start: pd.Timestamp | None = None
+    end: pd.Timestamp | None = None
+    pre_start: pd.Timestamp | None = None
+    cuped: bool = False
+
+    @property
+    def needs_ts(self) -> bool:
+        return self.cuped or self.start is not None or self.end is not None
 
 
 @dataclass
 class UnitData:
-    """Per-unit arrays by variant, the column names, and what was left out."""
+    """Per-unit arrays by variant, the column names, what was left out, and the window."""
 
     arms: dict[str, np.ndarray]
     columns: list[str]
     known_variants: list[str]
     excluded: dict[str, int] = field(default_factory=dict)
+    #: the experiment analysed (None: the log has no experiment values)
+    experiment: str | None = None
+    #: the window used: start, end (as given, or None), first_exposure and last_exposure
+    #: (of the analysed units), pre_period_start, cuped
+    window: dict[str, Any] = field(default_factory=dict)
 
     def col(self, name: str) -> int:
         return self.columns.index(name)
@@ -57,22 +106,6 @@ def as_logs(logs: Any) -> Any:
             f"directory; got {type(logs).__name__}"
         )
     return logs
-
-
-def _timestamp(value: Any, what: str) -> pd.Timestamp:
-    if isinstance(value, str):
-        value = value.strip()
-    try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError) as exc:
-        raise InvalidParameterError(
-            f"{what} must be a timestamp like 2024-03-01 or 2024-03-01T12:00:00; got {value!r}"
-        ) from exc
-    if pd.isna(ts):
-        raise InvalidParameterError(f"{what} must be a timestamp; got {value!r}")
-    if ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC").tz_localize(None)
-    return ts
 
 
 def parse_pre_period(value: Any) -> PrePeriod | None:
@@ -96,19 +129,52 @@ def parse_pre_period(value: Any) -> PrePeriod | None:
             f"got {value!r}"
         )
     if len(parts) == 1:
-        start = _timestamp(parts[0], "the experiment start")
+        start = timestamp(parts[0], "the experiment start")
         return None, start, start
     if len(parts) != 2:
         raise InvalidParameterError(
             f"pre_period must have a start and an end (START,END); got {value!r}"
         )
-    start = _timestamp(parts[0], "the pre-period start")
-    end = _timestamp(parts[1], "the pre-period end")
+    start = timestamp(parts[0], "the pre-period start")
+    end = timestamp(parts[1], "the pre-period end")
     if not start < end:
         raise InvalidParameterError(
             f"the pre-period start must be before its end; got {start} .. {end}"
         )
     return start, end, end
+
+
+def analysis_window(
+    start: Any = None, end: Any = None, pre_period: PrePeriod | None = None,
+    cuped: bool | None = None,
+) -> Window:
+    """The :class:`Window` of ``start``/``end`` (timestamps; one with a zone is converted to
+    UTC) and a parsed ``pre_period`` (:func:`parse_pre_period`), checked.
+
+    A ``pre_period`` turns CUPED on and its end is where the experiment starts, so it sets
+    the window start (a different ``start`` as well is an error). ``cuped`` defaults to
+    whether a pre-period is given.
+    """
+    lo, hi = bounds(start, end)
+    pre_start = None
+    if pre_period is not None:
+        pre_start, exp_start = pre_period[0], pre_period[2]
+        if lo is not None and lo != exp_start:
+            raise InvalidParameterError(
+                f"the pre-period ends where the experiment starts ({exp_start}), but start is "
+                f"{lo}; give one of them (or the same timestamp)"
+            )
+        lo = exp_start
+        if cuped is False:
+            raise InvalidParameterError("a pre-period is for CUPED; drop it or cuped=False")
+        cuped = True
+    if not isinstance(cuped, bool | None):
+        raise InvalidParameterError(f"cuped must be True or False; got {cuped!r}")
+    if lo is not None and hi is not None and not lo < hi:
+        raise InvalidParameterError(
+            f"the window end {hi} must come after the experiment start {lo}"
+        )
+    return Window(start=lo, end=hi, pre_start=pre_start, cuped=bool(cuped))
 
 
 def _columns(con: Any, view: str) -> list[str]:
@@ -117,40 +183,63 @@ def _columns(con: Any, view: str) -> list[str]:
 
 def load_units(
     logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
-    experiment: str | None = None,
+    experiment: str | None = None, *, start: Any = None, end: Any = None,
+    cuped: bool | None = None,
 ) -> UnitData:
-    """Run the unit aggregation and return per-variant arrays (see the module docstring)."""
-    df, known = unit_rows(logs, unit, pre_period, experiment)
-    return _arrays(df, known, pre_period is not None)
+    """Run the unit aggregation and return per-variant arrays (see the module docstring).
+
+    ``pre_period`` is a parsed one (:func:`parse_pre_period`); ``start``, ``end`` and
+    ``cuped`` as for :func:`analysis_window`.
+    """
+    window = analysis_window(start, end, pre_period, cuped)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window)
+    data = _arrays(logs.con.execute(sql, params).df(), known, window.cuped)
+    data.experiment = params["experiment"]
+    # _arrays knows the first and last exposure analysed; the bounds come from the window
+    data.window = {"start": window.start, "end": window.end, **data.window,
+                   "pre_period_start": window.pre_start, "cuped": window.cuped}
+    return data
 
 
 def unit_rows(
     logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
     experiment: str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The rows of ``sql/ab/unit_sums`` (one per unit, period and variant) and the variant
-    names of the log (of ``experiment`` when given), after checking the arguments."""
-    sql, params, known = unit_sums_query(logs, unit, pre_period, experiment)
+    """The rows of ``sql/ab/unit_sums`` by exposure (one per unit and variant, per unit of
+    the pre-period with ``pre_period``, or per period left out) and the variant names of the
+    experiment, after checking the arguments."""
+    window = analysis_window(pre_period=pre_period)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window)
     return logs.con.execute(sql, params).df(), known
 
 
 def unit_sums_query(
-    logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
-    experiment: str | None = None,
+    logs: Any, unit: str = "user_id", experiment: str | None = None, *,
+    window: Window | None = None,
 ) -> tuple[str, dict[str, Any], list[str]]:
     """``sql/ab/unit_sums`` rendered for ``logs`` with its bind parameters, and the variant
-    names of the log (of ``experiment`` when given), after checking the arguments.
+    names of the log (of the experiment when there is one), after checking the arguments.
+
+    Without ``window`` the rows are every search of ``experiment`` (the whole log when None)
+    per unit and variant: the baseline of :func:`onlineeval.power`. With a :class:`Window`
+    they are by exposure (see the query's header); the experiment is then ``experiment``, or
+    the log's only one (bound as ``params["experiment"]``). A log holding several experiments
+    needs ``experiment`` either way.
 
     For callers that aggregate the per-unit rows further in DuckDB (as a subquery) instead of
     fetching them.
     """
     from onlineeval.online import search_facts
+    from onlineeval.online.grouping import experiment_names
 
     con = logs.con
-    if pre_period is not None and not logs.has("searches", "ts"):
+    if window is not None and window.needs_ts and not logs.has("searches", "ts"):
+        given = [name for name, on in (("a pre-period (CUPED)", window.cuped),
+                                       ("a window start", window.start is not None),
+                                       ("a window end", window.end is not None)) if on]
         raise InputError(
-            f"a pre-period (CUPED) needs search timestamps, but the log {logs.source} has no "
-            "searches.ts column; drop --pre-period or supply ts"
+            f"{' and '.join(given)} needs search timestamps, but the log {logs.source} has no "
+            "searches.ts column; drop --pre-period/--cuped/--start/--end or supply ts"
         )
     searches_cols = _columns(con, "searches")
     if not isinstance(unit, str) or unit not in searches_cols:
@@ -158,22 +247,21 @@ def unit_sums_query(
             f"unknown randomization unit column {unit!r}; the searches of {logs.source} have "
             f"columns: {', '.join(searches_cols)}"
         )
-    experiments = [
-        r[0] for r in con.execute(
-            "SELECT DISTINCT CAST(experiment AS VARCHAR) FROM searches "
-            "WHERE experiment IS NOT NULL ORDER BY 1"
-        ).fetchall()
-    ]
-    if experiment is None and len(experiments) > 1:
+    names = experiment_names(logs)
+    if experiment is None and len(names) > 1:
         raise InvalidParameterError(
-            f"the log {logs.source} holds several experiments ({', '.join(experiments)}); "
+            f"the log {logs.source} holds several experiments ({', '.join(names)}); "
             "choose one with experiment=... (CLI: --experiment NAME)"
         )
-    if experiment is not None and experiment not in experiments:
+    if experiment is not None and experiment not in names:
         raise UnknownNameError(
             f"unknown experiment {experiment!r}; the log has: "
-            f"{', '.join(experiments) or '(no experiment column values)'}"
+            f"{', '.join(names) or '(no experiment column values)'}"
         )
+    if experiment is None and window is not None and names:
+        # the log's only experiment: searches outside it are left out and counted, never
+        # pooled with its exposures
+        experiment = names[0]
     known = [
         r[0] for r in con.execute(
             "SELECT DISTINCT CAST(variant AS VARCHAR) FROM searches WHERE variant IS NOT NULL "
@@ -183,30 +271,32 @@ def unit_sums_query(
     ]
     facts = search_facts(logs)
     q = load("ab/unit_sums")
-    pre_start, pre_end, exp_start = pre_period if pre_period else (None, None, None)
-    params = q.bind(use_periods=pre_period is not None, exp_start=exp_start,
-                    pre_start=pre_start, pre_end=pre_end, experiment=experiment)
+    w = window or Window()
+    params = q.bind(by_exposure=window is not None, cuped=w.cuped, experiment=experiment,
+                    win_start=w.start, win_end=w.end, pre_start=w.pre_start)
     return q.render(facts=[facts], unit=[unit]), params, known
 
 
 def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
-    excluded: dict[str, int] = {}
+    excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
     df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
-    null_unit = df["unit"].isna()
-    excluded["null_unit_searches"] = int(df.loc[null_unit, "searches"].sum())
+    for period, key in _PERIOD_KEYS.items():
+        excluded[key] = int(df.loc[df["period"] == period, "searches"].sum())
     if excluded["null_unit_searches"]:
         warnings.warn(
             f"{excluded['null_unit_searches']} searches have no value in the randomization "
             "unit column and are left out",
             stacklevel=3,
         )
-    df = df[~null_unit]
-    outside = df["period"] == "none"
-    excluded["outside_period_searches"] = int(df.loc[outside, "searches"].sum())
+    stray = excluded["outside_experiment_searches"] + excluded["no_variant_searches"]
+    if stray:
+        warnings.warn(
+            f"{stray:,} searches made after their unit's first exposure are not exposures and "
+            f"are left out: {excluded['outside_experiment_searches']:,} of another experiment "
+            f"or none, {excluded['no_variant_searches']:,} of the experiment without a variant",
+            stacklevel=3,
+        )
     exp = df[df["period"] == "exp"]
-    no_var = exp["variant"].isna()
-    excluded["no_variant_searches"] = int(exp.loc[no_var, "searches"].sum())
-    exp = exp[~no_var]
     n_var = exp.groupby("unit", sort=False)["variant"].transform("size")
     multi = n_var > 1
     excluded["multi_variant_units"] = int(exp.loc[multi, "unit"].nunique())
@@ -238,7 +328,27 @@ def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
     arms: dict[str, np.ndarray] = {}
     for variant, rows in exp.groupby("variant", sort=True):
         arms[str(variant)] = rows[columns].to_numpy(dtype=float)
-    return UnitData(arms=arms, columns=columns, known_variants=known, excluded=excluded)
+    window = {
+        "first_exposure": _ts(exp["first_ts"].min()) if len(exp) else None,
+        "last_exposure": _ts(exp["last_ts"].max()) if len(exp) else None,
+    }
+    return UnitData(arms=arms, columns=columns, known_variants=known, excluded=excluded,
+                    window=window)
+
+
+def _ts(value: Any) -> pd.Timestamp | None:
+    return None if pd.isna(value) else pd.Timestamp(value)
+
+
+def describe_window(window: dict[str, Any]) -> str:
+    """One line stating an A/B readout's window (``abtest(...).attrs["window"]``): the
+    bounds given, the first and last exposure analysed, and the CUPED pre-period."""
+    line = describe(window, "exposures")
+    if window.get("cuped"):
+        pre = window.get("pre_period_start")
+        line += ("; CUPED pre-period: each unit's searches before its first exposure"
+                 + ("" if pre is None else f", from {pre} on"))
+    return line
 
 
 def check_variants(

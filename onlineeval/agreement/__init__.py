@@ -9,14 +9,11 @@
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
 from onlineeval.agreement.across import DECISIONS, AgreementResult, agreement
 from onlineeval.agreement.core import association
 from onlineeval.agreement.matrix import tau_matrix
 from onlineeval.agreement.within import per_query_agreement
+from onlineeval.namespace import lazy_submodules, make_callable
 
 __all__ = [
     "DECISIONS", "AgreementResult", "agreement", "association", "per_query_agreement",
@@ -24,14 +21,6 @@ __all__ = [
 ]
 
 
-class _CallableModule(types.ModuleType):
-    """Importing this package sets ``onlineeval.agreement`` to the package itself (Python
-    binds a submodule to its parent's attribute), which would shadow the lazily exported
-    function of the same name; calling the package calls :func:`agreement`, so
-    ``onlineeval.agreement(table, ...)`` works whichever import happened first."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> AgreementResult:
-        return agreement(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# onlineeval.agreement(table, ...) runs agreement() (onlineeval.namespace)
+make_callable(__name__)
+__getattr__ = lazy_submodules(__name__)

@@ -1,5 +1,6 @@
-"""Arguments shared by the ``abtest`` and ``power`` commands, and log loading shared with
-``interleave`` (not a command: modules starting with ``_`` are not discovered)."""
+"""Arguments shared by the ``abtest`` and ``power`` commands, the analysis window and log
+loading shared with ``interleave`` (not a command: modules starting with ``_`` are not
+discovered)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,17 @@ def add_log_arguments(parser: argparse.ArgumentParser, logs_help: str) -> None:
                         help="randomization unit column of searches (default user_id)")
     parser.add_argument("--experiment", default=None,
                         help="experiment to analyse (required when the log holds several)")
+
+
+def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--start`` and ``--end``: the analysis window ``START <= ts < END`` over ``what``."""
+    parser.add_argument("--start", default=None, metavar="TIMESTAMP",
+                        help=f"window start: {what} with ts >= START count (e.g. 2026-01-05 "
+                        "or 2026-01-05T08:00:00, compared with the log's ts as written; a "
+                        "value with a zone or offset is converted to UTC first)")
+    parser.add_argument("--end", default=None, metavar="TIMESTAMP",
+                        help=f"window end: {what} with ts < END count (2026-01-19 keeps all "
+                        "of 2026-01-18)")
 
 
 def load(path: str) -> Any:

@@ -1,4 +1,8 @@
-"""Shared output helpers for CLI commands: table, csv and json renderings of DataFrames."""
+"""Shared output helpers for CLI commands: table, csv and json renderings of DataFrames.
+
+The table is for a terminal: text values and column names have their control characters
+escaped (:func:`onlineeval.terminal.escape`), so a value from a log cannot move the cursor,
+clear the screen or break a row. CSV and JSON are data and carry values unchanged."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
+
+from onlineeval.terminal import escape
 
 FORMATS = ("table", "csv", "json")
 
@@ -68,4 +74,8 @@ def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
             elif shown[col].isna().any():
                 # one spelling of "missing" in every column, as in the JSON output
                 shown[col] = shown[col].astype(object).where(shown[col].notna(), "null")
+            if not pd.api.types.is_numeric_dtype(shown[col]):
+                shown[col] = shown[col].astype(object).map(
+                    lambda v: escape(v) if isinstance(v, str) else v)
+        shown.columns = [escape(str(c)) for c in shown.columns]
         out.write(shown.to_string(index=False) + "\n")

@@ -7,7 +7,9 @@ import json
 import sys
 import warnings
 
-from onlineeval.cli._experiment_args import add_log_arguments, load
+import pandas as pd
+
+from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments, load
 from onlineeval.cli._output import add_format_argument, emit, records
 from onlineeval.errors import InvalidParameterError
 
@@ -24,10 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--control", default="control", help="control variant (default control)")
     parser.add_argument("--treatment", action="append", default=None, metavar="NAME",
                         help="treatment variant; repeat for A/B/n (default: every other variant)")
+    add_window_arguments(parser, "exposures")
+    parser.add_argument("--cuped", action="store_true",
+                        help="CUPED with each unit's searches before its first exposure as "
+                        "the pre-period (with --start: everything before --start)")
     parser.add_argument("--pre-period", default=None, nargs="+", metavar="START,END",
-                        help="CUPED with the pre-period START <= ts < END (experiment: ts >= "
-                        "END), given as START,END or START END; or one timestamp, the "
-                        "experiment start")
+                        help="CUPED with the experiment starting at END (as --start END) and "
+                        "pre-period searches from START on, given as START,END or START END; "
+                        "or one timestamp, the experiment start")
     parser.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
     parser.add_argument("--correction", default="holm", choices=list(CORRECTIONS),
                         help="multiple-testing correction across metrics x treatments "
@@ -44,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="bootstrap replicates (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     add_format_argument(parser)
+
+
+#: the window fields the CSV output repeats on every row (as window_<field>)
+WINDOW_COLUMNS = ("start", "end", "first_exposure", "last_exposure")
 
 
 def parse_split(text: str | None) -> dict[str, float] | None:
@@ -66,6 +76,7 @@ def parse_split(text: str | None) -> dict[str, float] | None:
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest import abtest
+    from onlineeval.abtest.units import describe_window
 
     logs = load(args.logs)
     with warnings.catch_warnings(record=True) as caught:
@@ -80,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
             pre_period=",".join(args.pre_period) if args.pre_period else None,
             experiment=args.experiment, test=args.test,
             expected_split=parse_split(args.expected_split), srm_alpha=args.srm_alpha,
-            bootstrap_reps=args.bootstrap_reps, seed=args.seed,
+            bootstrap_reps=args.bootstrap_reps, seed=args.seed, start=args.start,
+            end=args.end, cuped=True if args.cuped else None,
         )
     srm = df.attrs["srm"]
     for w in caught:
@@ -88,27 +100,35 @@ def run(args: argparse.Namespace) -> int:
         if not srm["mismatch"] or "SAMPLE RATIO MISMATCH" not in str(w.message):
             print(f"warning: {w.message}", file=sys.stderr)
     message = df.attrs["srm_message"]
+    window = df.attrs["window"]
     if args.format in ("json", "csv"):
         # machine-readable output stays parseable; the mismatch still reaches the terminal
         if srm["mismatch"]:
             print(f"!!! {message}", file=sys.stderr)
+        # every row states the window it was computed over: the same ISO text in both
+        # formats (CSV would write a Timestamp its own way)
+        rows = df.assign(**{f"window_{k}": None if window[k] is None else window[k].isoformat()
+                            for k in WINDOW_COLUMNS})
         if args.format == "json":
-            json.dump({"srm": srm, "results": records(df)}, sys.stdout, indent=2)
+            json.dump({"srm": srm, "experiment": df.attrs["experiment"],
+                       "window": records(pd.DataFrame([window]))[0],
+                       "results": records(rows)}, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            emit(df, "csv")
+            emit(rows, "csv")
     else:
         if srm["mismatch"]:
             bar = "!" * 78
             print(f"{bar}\n!!! {message}\n{bar}")
         else:
             print(message)
+        print(describe_window(window))
         emit(df, "table", float_format="{:.4g}")
         tests = ", ".join(f"{m}: {t}" for m, t in df.attrs["tests"].items())
         print(f"tests: {tests}; correction: {df.attrs['correction']}; "
               f"alpha = {df.attrs['alpha']:g}; intervals are not adjusted")
     excluded = {k: v for k, v in df.attrs["excluded"].items() if v}
     if excluded:
-        print("left out of the analysis: "
+        print("left out of the outcome: "
               + ", ".join(f"{k} = {v:,}" for k, v in excluded.items()), file=sys.stderr)
     return 0

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pandas as pd
 
-from onlineeval.cli._experiment_args import load
+from onlineeval.cli._experiment_args import add_window_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
@@ -20,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="log directory with searches.*, results.* (with team), clicks.*")
     parser.add_argument("--experiment", default=None, metavar="NAME",
                         help="only this experiment (default: every experiment with "
-                             "interleaved pages)")
+                             "interleaved pages, each on its own rows, never pooled)")
+    add_window_arguments(parser, "pages")
     parser.add_argument("--per-query", action="store_true",
                         help="per-query variant: outcomes averaged within each query first, "
                              "then across queries")
@@ -48,8 +50,10 @@ def run(args: argparse.Namespace) -> int:
     by = [b.strip() for b in args.by.split(",") if b.strip()]
     out = interleaving_readout(
         logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,
-        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed,
+        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, start=args.start,
+        end=args.end,
     )
+    _print_window(out.attrs["window"])
     if args.matrix:
         frames = []
         keys = ["experiment", *by]
@@ -65,3 +69,15 @@ def run(args: argparse.Namespace) -> int:
     cols[1:1] = by
     emit(out[cols], args.format)
     return 0
+
+
+def _print_window(window: dict) -> None:
+    """The window line, with the pages left out, on stderr beside the load report (stdout
+    keeps exactly the records)."""
+    from onlineeval.window import describe
+
+    left = [f"{window[k]:,} {label}" for k, label in (
+        ("pages_before_window", "pages before --start"),
+        ("pages_after_window", "pages at or after --end")) if window[k]]
+    print(describe(window, "pages") + (f"; left out: {', '.join(left)}" if left else ""),
+          file=sys.stderr)

@@ -19,7 +19,8 @@ def add_log_arguments(parser: argparse.ArgumentParser, by_default: str) -> None:
     parser.add_argument("logs", metavar="LOGS",
                         help="log directory holding searches.*, clicks.* and optionally "
                         "results.* (CSV, CSV.gz, Parquet or JSON lines)")
-    default_text = (f"{by_default} when the log has it, else the whole log" if by_default
+    default_text = (f"{by_default} when the log has it (after experiment when the log holds "
+                    "several experiments), else the whole log" if by_default
                     else "none: the whole log")
     parser.add_argument("--by", default=None, metavar="COL,...",
                         help="group by these searches columns and/or time buckets hour, day, "
@@ -44,13 +45,21 @@ def load(args: argparse.Namespace) -> Any:
 
 
 def by_columns(args: argparse.Namespace, logs: Any) -> str | list[str]:
-    """The --by columns; when not given, the command's default if the log has that column.
+    """The --by columns; when not given, the command's default if the log has that column,
+    after experiment when the log holds several experiments (a default never pools them).
 
     A given --by is passed on as typed: the online functions split it on commas.
     """
     if args.by is None:
+        from onlineeval.online.grouping import experiment_names
+
         default = args._by_default
-        return [default] if default and logs.has("searches", default) else []
+        if not default:
+            return []
+        cols = [default] if logs.has("searches", default) else []
+        if len(experiment_names(logs)) > 1:
+            cols.insert(0, "experiment")
+        return cols
     return args.by
 
 

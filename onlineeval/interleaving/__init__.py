@@ -8,16 +8,18 @@
 
 from __future__ import annotations
 
-from onlineeval.interleaving.balanced import balanced, balanced_credit
+# team_draft and balanced are the modules, callable as their functions (onlineeval.namespace)
+from onlineeval.interleaving import balanced, team_draft
+from onlineeval.interleaving.balanced import balanced_credit
 from onlineeval.interleaving.multileave import team_draft_multileave
 from onlineeval.interleaving.readout import FIELDS, interleaving_readout, preference_matrix
 from onlineeval.interleaving.team_draft import (
     Interleaved,
     outcome,
-    team_draft,
     team_draft_credit,
     team_draft_distribution,
 )
+from onlineeval.namespace import lazy_submodules
 
 __all__ = [
     "FIELDS",
@@ -32,3 +34,5 @@ __all__ = [
     "team_draft_distribution",
     "team_draft_multileave",
 ]
+
+__getattr__ = lazy_submodules(__name__)

@@ -10,8 +10,10 @@ a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-u
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -20,9 +22,11 @@ import pandas as pd
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
 from onlineeval.queries import load
+from onlineeval.window import bounds
 
 PAGE_TABLE = "interleaving_page_outcomes"
-#: one-row temp table holding the experiment filter that the page-outcomes view reads
+#: one-row temp table holding the parameters (experiment, window) the page-outcomes
+#: view reads
 PARAM_TABLE = "interleaving_page_outcomes_params"
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
@@ -71,15 +75,41 @@ def check_by(logs: Any, by: Sequence[str]) -> list[str]:
     return out
 
 
-def page_outcomes(logs: Any, experiment: str | None = None) -> int:
-    """Create the temp view ``interleaving_page_outcomes`` in ``logs.con``; return its rows.
+@dataclass(frozen=True)
+class PageCounts:
+    """What :func:`page_outcomes` defined: the view's rows and the pages it leaves out."""
 
-    Raises :class:`~onlineeval.errors.InputError` when the log has no interleaved page (no
-    ``results.team``), or when ``experiment`` names no experiment with interleaved pages.
-    Warns with their count when some interleaved pages are left out because their
-    experiment's pages name a single team (nothing to compare it with).
+    #: rows of the page-outcomes view (one per page in the window and pair of teams)
+    rows: int
+    #: pages in the window whose experiment has a single team there (left out, warned)
+    lonely: int = 0
+    #: interleaved pages before ``start`` / at or after ``end`` (left out)
+    before_window: int = 0
+    after_window: int = 0
+    #: earliest and latest ts of the pages read out (None without ts)
+    first_page: pd.Timestamp | None = None
+    last_page: pd.Timestamp | None = None
+
+
+def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None,
+                  end: Any = None) -> PageCounts:
+    """Create the temp view ``interleaving_page_outcomes`` in ``logs.con``; return its row
+    count, the pages it leaves out and the first and last page it reads out.
+
+    Only pages with ``start <= ts < end`` are read out (None: unbounded; timestamps as for
+    :func:`onlineeval.window.timestamp`). Raises :class:`~onlineeval.errors.InputError` when
+    the log has no interleaved page (no ``results.team``), or when ``experiment`` names no
+    experiment with interleaved pages in the window. Warns with their count when some
+    interleaved pages are left out because their experiment's pages name a single team
+    (nothing to compare it with).
     """
     con = logs.con
+    start, end = bounds(start, end)
+    if (start is not None or end is not None) and not _has(logs, "searches", "ts"):
+        raise SchemaError(
+            "a window (start/end) needs searches.ts, which this log does not have; drop "
+            "--start/--end"
+        )
     if not _has(logs, "results", "team"):
         raise SchemaError(
             "interleaving needs results.team (the ranker that placed each result); this log "
@@ -87,20 +117,26 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
             "with columns={'results': {'<your column>': 'team'}}"
         )
     q = load("interleaving/page_outcomes")
-    q.bind(experiment=experiment)  # checks the query still takes exactly this parameter
+    params = q.bind(experiment=experiment, win_start=start, win_end=end)
     # A view, not a table: the page outcomes have one row per page and team pair, and a
     # materialized copy of a large log does not fit a memory limit that the streamed query
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
     # view streams the 10M pages within 1 GB). A view cannot hold a bound parameter, so the
-    # experiment goes to a one-row temp table that the view reads.
+    # parameters go to a one-row temp table that the view reads.
     con.execute(f"CREATE OR REPLACE TEMP TABLE {PARAM_TABLE} AS "
-                "SELECT CAST($experiment AS VARCHAR) AS experiment", {"experiment": experiment})
-    sql = q.render().replace("$experiment", f"(SELECT experiment FROM {PARAM_TABLE})")
+                "SELECT CAST($experiment AS VARCHAR) AS experiment, "
+                "CAST($win_start AS TIMESTAMP) AS win_start, "
+                "CAST($win_end AS TIMESTAMP) AS win_end", params)
+    sql = q.render()
+    for name in params:
+        sql = re.sub(rf"\${name}\b", f"(SELECT {name} FROM {PARAM_TABLE})", sql)
     con.execute(f"CREATE OR REPLACE TEMP VIEW {PAGE_TABLE} AS {sql}")
     # the view's rows and the pages it leaves out, without crediting clicks (the query's
     # header says why the view itself is not counted)
     counts = load("interleaving/page_counts")
-    n, lonely = con.execute(counts.render(), counts.bind(experiment=experiment)).fetchone()
+    n, lonely, before, after, first, last = con.execute(
+        counts.render(), counts.bind(experiment=experiment, win_start=start, win_end=end)
+    ).fetchone()
     n, lonely = int(n or 0), int(lonely or 0)
     if n == 0:
         known = [
@@ -109,15 +145,20 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
                 "ON r.search_id = s.search_id WHERE r.team IS NOT NULL ORDER BY 1"
             ).fetchall()
         ]
+        where = ""
+        if before or after:
+            where = (f" in the window ({int(before or 0):,} interleaved pages before its start, "
+                     f"{int(after or 0):,} at or after its end)")
         if experiment is not None:
             raise InputError(
-                f"experiment {experiment!r} has no interleaved pages with two or more teams; "
-                f"experiments with interleaved pages: {', '.join(map(str, known)) or 'none'}"
+                f"experiment {experiment!r} has no interleaved pages with two or more "
+                f"teams{where}; experiments with interleaved pages: "
+                f"{', '.join(map(str, known)) or 'none'}"
             )
         raise InputError(
-            "the log has no interleaved pages with two or more teams (an interleaved page is "
-            "a search whose results carry a team; a comparison needs two team names in one "
-            "experiment)"
+            f"the log has no interleaved pages with two or more teams{where} (an interleaved "
+            "page is a search whose results carry a team; a comparison needs two team names "
+            "in one experiment)"
         )
     if lonely:  # (when n == 0 the error above says it)
         # a page whose experiment has a single team name cannot be compared with anything
@@ -126,7 +167,10 @@ def page_outcomes(logs: Any, experiment: str | None = None) -> int:
             "and were left out of the readout (check the team names and the experiment column)",
             stacklevel=3,
         )
-    return int(n)
+    return PageCounts(rows=n, lonely=lonely, before_window=int(before or 0),
+                      after_window=int(after or 0),
+                      first_page=None if first is None else pd.Timestamp(first),
+                      last_page=None if last is None else pd.Timestamp(last))
 
 
 def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
@@ -140,11 +184,13 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
         return logs.con.execute(q.render(by=list(by)), q.bind()).df()
 
 
-def summary(logs: Any, experiment: str | None = None, by: Sequence[str] = ()) -> pd.DataFrame:
+def summary(logs: Any, experiment: str | None = None, by: Sequence[str] = (), *,
+            start: Any = None, end: Any = None) -> pd.DataFrame:
     """The SQL-only readout (``interleaving/summary``): counts, Δ_AB, share_a and the
-    per-query Δ per experiment and ranker pair, without significance."""
+    per-query Δ per experiment and ranker pair, without significance (pages in the window
+    ``start <= ts < end`` only)."""
     by = check_by(logs, by)
-    page_outcomes(logs, experiment)
+    page_outcomes(logs, experiment, start=start, end=end)
     q = load("interleaving/summary")
     with Elapsed("reading out interleaved pages"):
         return logs.con.execute(q.render(by=by), q.bind()).df()

@@ -21,6 +21,7 @@ from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test
+from onlineeval.window import bounds
 
 # the fields of the readout the CLI prints, in order (the issue's JSON record)
 FIELDS: tuple[str, ...] = (
@@ -87,7 +88,7 @@ def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int
 def interleaving_readout(
     logs: Any, experiment: str | None = None, *, by: Sequence[str] | str = (),
     per_query: bool = False, team_a: str | None = None, alpha: float = 0.05,
-    n_resamples: int = 1000, seed: int = 0,
+    n_resamples: int = 1000, seed: int = 0, start: Any = None, end: Any = None,
 ) -> pd.DataFrame:
     """Read out interleaving experiments from a click log.
 
@@ -98,7 +99,8 @@ def interleaving_readout(
         Interleaved pages are searches whose ``results.team`` names the ranker that placed
         each result (see ``sql/interleaving/page_outcomes.sql`` for the exact credit rule).
     experiment
-        Only this experiment (default: every experiment with interleaved pages).
+        Only this experiment (default: every experiment with interleaved pages, each read
+        out on its own rows: experiments are never pooled).
     by
         Extra breakdown: ``"variant"`` and/or ``"day"`` (day needs ``searches.ts``).
     per_query
@@ -116,6 +118,9 @@ def interleaving_readout(
         Bootstrap resamples of users for the CI, and the seed (each comparison draws from a
         generator derived from the seed and the comparison's key, so results are
         reproducible and independent of which other experiments are read out).
+    start, end
+        The window: only pages with ``start <= ts < end`` are read out (None: unbounded;
+        strings like ``"2024-03-01"`` or datetimes, a value with a zone converted to UTC).
 
     Returns
     -------
@@ -131,6 +136,9 @@ def interleaving_readout(
         when p ≥ alpha. A warning names the counts when clicks could not be credited, and,
         for an experiment of two teams, when some of its pages are one-sided (a ranking ran
         out and the other filled the page: ``team_draft(fill=False)`` avoids them).
+        ``df.attrs["window"]`` holds ``start`` and ``end`` (as given, or None),
+        ``first_page`` and ``last_page`` (the earliest and latest page read out) and
+        ``pages_before_window``, ``pages_after_window`` (interleaved pages left out).
 
     Notes
     -----
@@ -152,7 +160,7 @@ def interleaving_readout(
             "the per-query readout needs searches.query, which this log does not have; "
             "drop per_query (--per-query)"
         )
-    outcomes.page_outcomes(logs, experiment)
+    pages = outcomes.page_outcomes(logs, experiment, start=start, end=end)
     stats = outcomes.user_stats(logs, [*by, "query"] if per_query else by)
     stats = _orient(stats, team_a)
     keys = ["experiment", *by, "team_a", "team_b"]
@@ -174,7 +182,26 @@ def interleaving_readout(
     out = out[[*FIELDS, *extra]]
     _warn_uncredited(out)
     _warn_one_sided(out, by)
+    _warn_unnamed(out)
+    lo, hi = bounds(start, end)
+    out.attrs["window"] = {
+        "start": lo, "end": hi, "first_page": pages.first_page, "last_page": pages.last_page,
+        "pages_before_window": pages.before_window, "pages_after_window": pages.after_window,
+    }
     return out
+
+
+def _warn_unnamed(out: pd.DataFrame) -> None:
+    # pages without an experiment are read out together: say so when named experiments
+    # are read out beside them, as those pages may come from several experiments
+    named = sorted({str(e) for e in out["experiment"] if e is not None})
+    if named and out["experiment"].isna().any():
+        warnings.warn(
+            "some interleaved pages have no experiment: they are read out together as "
+            f"experiment None, beside the named experiments ({', '.join(named)}); give them "
+            "an experiment (or pass experiment=NAME) to read them out separately",
+            stacklevel=3,
+        )
 
 
 def _warn_one_sided(out: pd.DataFrame, by: Sequence[str]) -> None:

@@ -23,15 +23,13 @@ from onlineeval.errors import InputError, LogFormatError
 from onlineeval.logs import readers
 from onlineeval.logs.paths import duckdb_paths
 from onlineeval.queries import quote_ident as qi
+from onlineeval.terminal import escape
 
 
 def one_line(text: str) -> str:
     """``text`` with line breaks, tabs and other control characters escaped (``\\n``), so a
     message naming a path or column that holds them stays on one line."""
-    return "".join(
-        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
-        for ch in text
-    )
+    return escape(text)
 
 
 def _opener(file: str) -> Any:

@@ -25,8 +25,9 @@ Measure names
 
 Which queries, and the summary row
     As trec_eval: the queries that have judgments and results (a run query without judgments
-    is ignored, a judged query missing from the run is skipped unless ``complete=True``, which
-    is ``trec_eval -c``: it then scores 0 on every measure). The summary is trec_eval's: the
+    is ignored, a judged query missing from the run is skipped — with a
+    ``SkippedQueriesWarning`` — unless ``complete=True``, which is ``trec_eval -c``: it then
+    scores 0 on every measure; see :mod:`onlineeval.offline.ranking` for the warnings). The summary is trec_eval's: the
     arithmetic mean over those queries (summed in qid byte order), the geometric mean for
     ``gm_map``/``gm_bpref``, totals for ``num_ret``/``num_rel``/``num_rel_ret``/
     ``num_nonrel_judged_ret``; ``num_q`` is the number of queries averaged.
@@ -266,14 +267,6 @@ def evaluate(
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | np.integer):
         raise InvalidParameterError(
             f"relevance_level must be an integer grade (trec_eval -l); got {relevance_level!r}"
-        )
-    if relevance_level < 0:
-        # below 0 a document missing from the qrels would count as a relevant hit while the
-        # number of relevant documents counts judged ones only: recall above 1 (pytrec_eval
-        # refuses such levels too; the trec-eval command keeps trec_eval's own behaviour)
-        raise InvalidParameterError(
-            f"relevance_level must be >= 0; got {relevance_level}. Use 0 to count every "
-            "judged document as relevant"
         )
     specs = [parse_measure(m) for m in measures]
     _import_in_background("pandas")  # needed for the result only; loads while files are read

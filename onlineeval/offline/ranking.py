@@ -10,6 +10,20 @@ Which queries are evaluated (trec_eval 10.0, ``trec_eval.c``)
     unjudged document and ``Ranked.missing`` marks it; the trec_eval driver then zeroes the
     few measures trec_eval zeroes for it (num_ret, utility, unj, rbp_resid, relstring).
 
+When the queries of the two sides disagree (:class:`QueryMismatchWarning`, also printed by
+the CLI)
+    * no judged query has results: without ``complete`` an :class:`InputError` (trec_eval:
+      "No queries with both results and relevance info"); with it a
+      :class:`NoSharedQueriesWarning`, since every judged query would be scored on the
+      stand-in ranking — numbers that look like a run's but only say the qids do not match;
+    * without ``complete``, some judged queries have no results: a
+      :class:`SkippedQueriesWarning` with their count, since leaving them out raises the
+      means (trec_eval 10.0 stops with an error here, trec_eval 9 skipped them silently; we
+      skip them, as documented, and say so);
+    * run queries without judgments are ignored without a warning (``ignored_run_queries``
+      counts them): a run over more queries than were judged is normal. Both messages give a
+      few qids of each side, which shows a mismatch such as ``301`` against ``q301``.
+
 Ranking (``form_res_rels.c``)
     Within a query documents are ordered by score descending; equal scores are ordered by
     docno descending in byte order (strcmp(b, a)). The run's rank column is never used.
@@ -67,12 +81,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -93,6 +110,18 @@ if TYPE_CHECKING:
 NONPOOL = -1
 UNJUDGED = -2
 
+
+class QueryMismatchWarning(UserWarning):
+    """The qrels and the run disagree on which queries exist (see the module docstring)."""
+
+
+class NoSharedQueriesWarning(QueryMismatchWarning):
+    """With ``complete=True`` (trec_eval ``-c``), no judged query has results in the run."""
+
+
+class SkippedQueriesWarning(QueryMismatchWarning):
+    """Judged queries without results in the run are left out of the averages."""
+
 #: the docno trec_eval -c gives the stand-in ranking of a query missing from the run
 MISSING_DOCNO = "ceci_nest_pas_un_docno"
 
@@ -111,6 +140,7 @@ class Ranked:
     runid: str = ""
     n_qrels_queries: int = 0
     ignored_run_queries: int = 0
+    complete: bool = False           # prepared with complete=True (trec_eval -c)
     docno: np.ndarray | None = None  # object[N] when prepared with keep_docnos=True
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -293,6 +323,13 @@ def prepare(qrels: Any, run: Any, relevance_level: int = 1, max_results: int | N
     ------
     InputError
         Duplicated documents, or no query with both judgments and results.
+    InvalidParameterError
+        A negative ``relevance_level`` or ``max_results``.
+
+    Warns
+    -----
+    NoSharedQueriesWarning, SkippedQueriesWarning
+        The qrels and run disagree on their queries (module docstring).
 
     Notes
     -----
@@ -302,6 +339,15 @@ def prepare(qrels: Any, run: Any, relevance_level: int = 1, max_results: int | N
     """
     if max_results is not None and int(max_results) < 0:
         raise InvalidParameterError(f"max_results must be >= 0, got {max_results}")
+    if int(relevance_level) < 0:
+        # below 0 a retrieved document missing from the qrels counts as a relevant hit while
+        # the number of relevant documents counts judged ones only (recall above 1); trec_eval
+        # itself is inconsistent there (map and P count such hits, num_rel_ret, set_P and
+        # iprec_at_recall do not), so no number can be vouched for
+        raise InvalidParameterError(
+            f"relevance_level must be >= 0 (trec_eval -l); got {relevance_level}. Use 0 to "
+            f"count every judged document as relevant"
+        )
     with no_hugepage_advice():
         # no local references: _prepare frees the run's strings as soon as they are encoded
         return _prepare(load_qrels(qrels), load_run(run), int(relevance_level), max_results,
@@ -442,6 +488,8 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     rqcode, rquniq = strings.encode(run_qid)
     qval = strings.lookup_map(rquniq, quniq, qrank)   # -1: a run query without judgments
     ignored = int(np.count_nonzero(qval < 0))
+    # a few run qids for the message when no run query is judged (see _check_overlap)
+    run_examples = list(strings.to_object(rquniq[:3])) if ignored == len(qval) else []
     if ignored:
         in_q = (qval >= 0)[rqcode]
         run_docno = strings.take(run_docno, in_q)
@@ -477,7 +525,7 @@ def _prepare(q: Columns, r: Columns, level: int, max_results: int | None, comple
     dup_rows = dup_future.result()
     return _finish(q, strings, qids, rel, score, counts, drank_sorted, pos, duniq, drank_u,
                    dup_rows, qi_q, n_q, rel_levels, level, max_results, complete, keep_docnos,
-                   run_name, runid, ignored)
+                   run_name, runid, ignored, run_examples)
 
 
 def rel_dtype(max_grade: int) -> np.dtype:
@@ -788,13 +836,16 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
             pos: np.ndarray | None, duniq: Any, drank_u: np.ndarray,
             dup_rows: np.ndarray | None, qi_q: np.ndarray, n_q: int, rel_levels: np.ndarray,
             level: int, max_results: int | None, complete: bool, keep_docnos: bool,
-            run_name: str, runid: str, ignored: int) -> Ranked:
+            run_name: str, runid: str, ignored: int, run_examples: list[str]) -> Ranked:
     """-M, -c, duplicate judgments and the final CSR layout (shared by both orderings)."""
     docno = None
     if keep_docnos:
         docno = strings.to_object(duniq)[np.argsort(drank_u)][drank_sorted]
     if callable(score) and (max_results is not None or complete):
         score = score()
+    # a query is in the run if it has lines there, even when -M 0 keeps none of them
+    # (trec_eval evaluates it on an empty ranking)
+    in_run = counts > 0
     if max_results is not None:
         keep = pos < int(max_results)
         score, rel = score[keep], rel[keep]
@@ -802,7 +853,7 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
         counts = np.minimum(counts, int(max_results))
     del pos
 
-    in_run = counts > 0
+    _check_overlap(in_run, qids, q.name, run_name, ignored, run_examples, complete)
     if dup_rows is not None:
         evaluated = np.ones(n_q, dtype=bool) if complete else in_run
         bad = dup_rows[evaluated[qi_q[dup_rows]]]
@@ -818,8 +869,9 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
             )
     if complete:
         missing = ~in_run
-        if missing.any():
-            # trec_eval -c: a one-document stand-in ranking (an unjudged docno, score 1).
+        if missing.any() and max_results != 0:
+            # trec_eval -c: a one-document stand-in ranking (an unjudged docno, score 1);
+            # -M 0 cuts it too
             where = np.concatenate(([0], np.cumsum(counts)))[:-1][missing]
             counts = np.where(missing, 1, counts)
             score = np.insert(score, where, 1.0)
@@ -830,12 +882,6 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
     else:
         missing = np.zeros(n_q, dtype=bool)
         keep_q = in_run
-    if not keep_q.any():
-        raise InputError(
-            f"no query has both judgments in {q.name} and results in {run_name} "
-            f"(trec_eval: 'No queries with both results and relevance info'); check that "
-            f"the qids match"
-        )
     if not keep_q.all():
         counts, qids = counts[keep_q], qids[keep_q]
         rel_levels, missing = rel_levels[keep_q], missing[keep_q]
@@ -843,8 +889,67 @@ def _finish(q: Columns, strings: _Strings, qids: np.ndarray, rel: np.ndarray,
     return Ranked(
         qids=qids, offsets=offsets, rel=rel, score_source=score, rel_levels=rel_levels,
         relevance_level=level, missing=missing, runid=runid, n_qrels_queries=n_q,
-        ignored_run_queries=int(ignored), docno=docno,
+        ignored_run_queries=int(ignored), complete=bool(complete), docno=docno,
     )
+
+
+def _check_overlap(in_run: np.ndarray, qids: np.ndarray, qrels_name: str, run_name: str,
+                   ignored: int, run_examples: list[str], complete: bool) -> None:
+    """The error or warning for queries judged but not run (module docstring)."""
+    n_q = len(qids)
+    n_in = int(np.count_nonzero(in_run))
+    if n_in == 0:
+        judged = _some(n_q, qids)
+        ran = _some(ignored, run_examples)
+        if not complete:
+            raise InputError(
+                f"no query has both judgments in {qrels_name} ({judged}) and results in "
+                f"{run_name} ({ran}) (trec_eval: 'No queries with both results and relevance "
+                f"info'); check that the qids match"
+            )
+        warnings.warn(NoSharedQueriesWarning(
+            f"no query id is shared by {qrels_name} ({judged}) and {run_name} ({ran}): with "
+            f"-c (complete=True) every judged query is scored on trec_eval's one-document "
+            f"stand-in ranking, so the numbers say nothing about the run; check that the "
+            f"qids match"
+        ), stacklevel=_outside_stacklevel())
+    elif n_in < n_q and not complete:
+        skipped = qids[~in_run]
+        warnings.warn(SkippedQueriesWarning(
+            f"{len(skipped)} of {n_q} judged queries in {qrels_name} have no results in "
+            f"{run_name} (e.g. {_examples(skipped)}): they are left out, so every mean "
+            f"covers the other {n_in}; use -c (complete=True) to score them as trec_eval -c "
+            f"does (0 on almost every measure) and average over all {n_q}. trec_eval 10.0 "
+            f"stops with an error on such a run; earlier versions skipped the queries, as "
+            f"onlineeval does"
+        ), stacklevel=_outside_stacklevel())
+
+
+def _some(n: int, values: Any) -> str:
+    """"3 queries, e.g. '1', '2', '3'" (or "no queries") for a message."""
+    if n == 0:
+        return "no queries"
+    return f"{n} {'query' if n == 1 else 'queries'}, e.g. {_examples(values, n)}"
+
+
+def _examples(values: Any, n: int | None = None, k: int = 3) -> str:
+    """The first ``k`` of ``values`` (``n`` of them in all, default ``len(values)``)."""
+    shown = ", ".join(repr(str(v)) for v in list(values[:k]))
+    return shown + (", ..." if (len(values) if n is None else n) > k else "")
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1]) + os.sep
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` that attributes a warning to the first caller outside onlineeval
+    (how deep ``prepare`` sits depends on the entry point: evaluate, trec_eval, compare)."""
+    frame = sys._getframe(1)   # the function that warns: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def _bits(n: int) -> int:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onlineeval.errors import InputError, InvalidParameterError
+from onlineeval.namespace import make_callable
 from onlineeval.offline.ranked_lists import ranked_lists
 
 if TYPE_CHECKING:
@@ -165,3 +166,8 @@ def rbo(
             raise InputError(f"rbo, query {q!r}: {exc}") from None
     return pd.DataFrame({"qid": pd.Series(qids, dtype=object),
                          "rbo": np.asarray(values, dtype=np.float64)})
+
+
+# the module is callable as rbo(), so this name is the module in every import order
+# (onlineeval.namespace)
+make_callable(__name__)

@@ -16,7 +16,9 @@ Summary over queries (the ``all`` lines): means of per-query values added in que
 divided by the number of evaluated queries (with ``complete`` — trec_eval ``-c`` — every judged
 query, missing ones scored on trec_eval's stand-in ranking); gm_map / gm_bpref are geometric
 means with floor 1e-5; num_ret, num_rel, num_rel_ret and num_nonrel_judged_ret are totals;
-num_q counts queries; runid is the run's tag.
+num_q counts queries; runid is the run's tag. One exception, as in trec_eval: under ``-c`` the
+``num_rel`` line counts the judgments with grade > 0 whatever ``-l`` is (so with ``-l 2`` it is
+not the sum of the per-query num_rel); :func:`onlineeval.offline.evaluate` keeps the sum.
 
 For a query missing from the run under ``complete``, trec_eval computes every measure on its
 one-document stand-in ranking and then zeroes the values named ``num_ret``, ``utility``,
@@ -24,11 +26,16 @@ one-document stand-in ranking and then zeroes the values named ``num_ret``, ``ut
 or ``relstring_20`` keep their stand-in values). We do the same.
 
 Print format (``meas_print_single.c`` / ``meas_print_final.c``): ``%-22s\\t%s\\t%6.4f`` for
-values, ``%ld`` for counts, ``'%s'`` for relstring, the run id as text.
+values, ``%ld`` for counts, ``'%s'`` for relstring, the run id as text. An undefined value
+(NaN: Rndcg without a positive ideal gain, iprec_at_recall/11pt_avg under ``-M 0``, and any
+mean over such a query) prints as ``  -nan``: trec_eval's NaNs come from a C 0.0/0.0, which on
+x86-64 is the negative default NaN, and glibc's printf shows its sign (Python's format would
+print ``   nan``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -144,6 +151,8 @@ class TrecEvalResult:
 def _line(name: str, qid: str, value: Any, fmt: str) -> str:
     # C's "%-22s\t%s\t%6.4f\n" (values), "%ld" (counts), "'%s'" (relstring)
     if fmt == "float":
+        if math.isnan(value):
+            return f"{name:<22}\t{qid}\t{'-nan':>6}\n"
         return f"{name:<22}\t{qid}\t{value:6.4f}\n"
     if fmt == "long":
         return f"{name:<22}\t{qid}\t{int(value)}\n"
@@ -185,6 +194,8 @@ def evaluate_ranked(ranked: Ranked, measures: Sequence[str] = ("official",)) -> 
                 summary[name] = ranked.runid
             elif measure.summary == "count":
                 summary[name] = n
+            elif name == "num_rel" and ranked.complete:
+                summary[name] = _complete_num_rel(ranked)
             elif measure.summary == "sum":
                 summary[name] = int(np.asarray(vals, dtype=np.float64).sum())
             elif measure.summary == "mean":
@@ -192,6 +203,17 @@ def evaluate_ranked(ranked: Ranked, measures: Sequence[str] = ("official",)) -> 
             elif measure.summary == "gm":
                 summary[name] = float(np.exp(_sequential_sum(vals) / n))
     return TrecEvalResult(ranked, requests, values, summary)
+
+
+def _complete_num_rel(ranked: Ranked) -> int:
+    """The ``num_rel`` summary under ``-c``: judgments with grade > 0 in the whole qrels.
+
+    trec_eval's m_num_rel.c recounts the qrels for this line instead of adding the per-query
+    values, and counts grade > 0 whatever ``-l`` says: with ``-l 2`` (or ``-l 0``) the line
+    differs from the sum of the per-query num_rel. Under ``-c`` every judged query is
+    evaluated, so ``rel_levels`` holds the whole qrels.
+    """
+    return int(ranked.rel_levels[:, 1:].sum())
 
 
 def _sequential_sum(values: np.ndarray) -> float:

@@ -50,6 +50,16 @@ Text encoding
     the sixth field; in the engine also rank and all tags but the last) and comment lines
     are not checked.
 
+Byte-order mark
+    A UTF-8 byte-order mark (``EF BB BF``, U+FEFF) at the very start of a file — as Windows
+    editors and Excel write them — is dropped on every reader path: the file is read as the
+    same file without it (trec_eval would read the mark as part of the first qid, which
+    invents a query or, in a run, loses the first query's first line). A U+FEFF at the start
+    of a later line (files concatenated with their marks) is an error naming the line: no
+    qid starts with it, so reading it would invent a query. A file that starts with a UTF-16
+    or UTF-32 byte-order mark, or is gzip-compressed, is refused with a message saying how
+    to convert it.
+
 Where we are stricter than trec_eval (documented choices, each a clear error, never a silent
 change of the numbers): a non-numeric or NaN score (trec_eval's ``atof`` would read it as 0 or
 a prefix of it; a score or grade must be written in ASCII: Python reads ``1_0`` and
@@ -435,7 +445,10 @@ def _encode_checked(col: Any, is_qid: bool) -> Any:
 
     enc = _dictionary_encode(col)
     uniq = enc.dictionary
-    if (is_qid and pc.any(pc.starts_with(uniq, "#")).as_py()
+    # a qid starting with '#' (comment rules) or U+FEFF (a byte-order mark pyarrow kept,
+    # e.g. mid-file): the scanner decides
+    if (is_qid and (pc.any(pc.starts_with(uniq, "#")).as_py()
+                    or pc.any(pc.starts_with(uniq, _BOM)).as_py())
             or len(uniq) and pc.min(pc.binary_length(uniq)).as_py() == 0):
         return None
     return enc
@@ -546,7 +559,7 @@ def _run_values(chunks: list[Any], n: int) -> tuple[Any, np.ndarray] | None:
 def _fast_delimiter(path: Path, n_fields: int) -> str | None:
     """The one-character delimiter of a clean file, judged on its first line; else None."""
     with open(path, "rb") as fh:
-        head = fh.read(65536)
+        head = fh.read(65536).removeprefix(_BOM_BYTES)  # pyarrow's reader skips it too
     line = head.split(b"\n", 1)[0]
     if not line or line.lstrip().startswith(b"#") or b"\r" in head:
         return None
@@ -561,8 +574,12 @@ def _last_runid(path: Path) -> str:
     """The tag (sixth field) of the last content line, read from the file's tail."""
     size = path.stat().st_size
     with open(path, "rb") as fh:
-        fh.seek(max(0, size - 65536))
-        tail = fh.read().decode("utf-8", errors="surrogateescape")
+        start = max(0, size - 65536)
+        fh.seek(start)
+        tail = fh.read()
+    if start == 0:
+        tail = tail.removeprefix(_BOM_BYTES)
+    tail = tail.decode("utf-8", errors="surrogateescape")
     for line in reversed(tail.split("\n")):
         text = line.strip(_WS)
         if text and not text.startswith("#"):
@@ -580,6 +597,28 @@ def _check_file(path: Path) -> None:
         raise LogFormatError(path, None, "is a directory; give the path of a TREC file")
     if path.stat().st_size == 0:
         raise LogFormatError(path, None, "file is empty; a TREC file needs at least one line")
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    for magic, what, fix in _NOT_TEXT:
+        if head.startswith(magic):
+            raise LogFormatError(path, None, f"the file is {what}; onlineeval reads TREC "
+                                             f"files as plain UTF-8 text: {fix}")
+
+
+# leading bytes of files that are not UTF-8 text (UTF-32 LE before UTF-16 LE: FF FE 00 00)
+_NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed", "decompress it first (gunzip -k FILE)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian byte-order mark FF FE 00 00)",
+     "re-encode it, e.g. iconv -f UTF-32 -t UTF-8 OLD > NEW"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian byte-order mark 00 00 FE FF)",
+     "re-encode it, e.g. iconv -f UTF-32 -t UTF-8 OLD > NEW"),
+    (b"\xff\xfe", "UTF-16 (little-endian byte-order mark FF FE)",
+     "re-encode it, e.g. iconv -f UTF-16 -t UTF-8 OLD > NEW"),
+    (b"\xfe\xff", "UTF-16 (big-endian byte-order mark FE FF)",
+     "re-encode it, e.g. iconv -f UTF-16 -t UTF-8 OLD > NEW"),
+)
+_BOM = "\ufeff"
+_BOM_BYTES = _BOM.encode("utf-8")
 
 
 def _lines(path: Path, qrels: bool = False) -> Any:
@@ -597,9 +636,16 @@ def _lines(path: Path, qrels: bool = False) -> Any:
     comment_line = 0   # qrels: the comment line just skipped (0: the last line was data)
     with open(path, encoding="utf-8", errors="surrogateescape", newline="\n") as fh:
         for lineno, raw in enumerate(fh, 1):
+            if raw.startswith(_BOM):
+                if lineno == 1:
+                    raw = raw[1:]
+                else:
+                    raise LogFormatError(path, lineno, _MID_FILE_BOM)
             text = raw.strip(_WS)
             if not text:
                 continue
+            if text[0] == _BOM:
+                raise LogFormatError(path, lineno, _MID_FILE_BOM)
             if qrels:
                 if raw[0] == "#" and not comment_line:
                     comment_line = lineno
@@ -618,6 +664,13 @@ def _lines(path: Path, qrels: bool = False) -> Any:
             "it reads past the end of the file (undefined behaviour) and onlineeval cannot "
             "match it; delete the line or move it above a judgment line",
         )
+
+
+_MID_FILE_BOM = (
+    "the line starts with a byte-order mark (U+FEFF, bytes EF BB BF), which belongs only at "
+    "the start of a file (were files concatenated with their marks?); no qid starts with it. "
+    "Remove it, e.g. sed -i 's/^\\xEF\\xBB\\xBF//' FILE"
+)
 
 
 # (index, name) of the fields that must be valid UTF-8 (see "Text encoding" in the module doc)

@@ -58,6 +58,35 @@ def per_group(logs: Logs, query: str, grouping: Grouping, **params: Any) -> pd.D
     return df.rename(columns=grouping.rename())
 
 
+def experiment_names(logs: Logs) -> list[str]:
+    """The distinct non-NULL ``searches.experiment`` values of the log, sorted."""
+    return [
+        r[0] for r in logs.con.execute(
+            "SELECT DISTINCT CAST(experiment AS VARCHAR) FROM searches "
+            "WHERE experiment IS NOT NULL ORDER BY 1"
+        ).fetchall()
+    ]
+
+
+def warn_pooled_experiments(logs: Logs, grouping: Grouping, stacklevel: int = 3) -> None:
+    """Warn, naming them, when the log holds several experiments and ``grouping`` does not
+    separate them: each group then pools their searches (a ``control`` row would mix the
+    control arms of every experiment)."""
+    if "experiment" in grouping.names:
+        return
+    names = experiment_names(logs)
+    if len(names) < 2:
+        return
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    groups = f"the groups ({', '.join(grouping.names)})" if grouping.names else "the whole log"
+    warnings.warn(
+        f"the log {logs.source} holds {len(names)} experiments ({shown}) and {groups} do not "
+        "separate them, so every row pools their searches; add experiment to the groups "
+        "(by=['experiment', ...]; CLI: --by experiment,variant)",
+        UserWarning, stacklevel=stacklevel,
+    )
+
+
 def searches_columns(logs: Logs) -> list[str]:
     """Columns of the clean ``searches`` view."""
     return list(logs.con.table("searches").columns)

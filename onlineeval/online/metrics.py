@@ -12,7 +12,12 @@ import pandas as pd
 from onlineeval import queries
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
 from onlineeval.online.facts import facts_view
-from onlineeval.online.grouping import Grouping, resolve, with_time_buckets
+from onlineeval.online.grouping import (
+    Grouping,
+    resolve,
+    warn_pooled_experiments,
+    with_time_buckets,
+)
 from onlineeval.progress import Elapsed
 
 if TYPE_CHECKING:
@@ -77,7 +82,9 @@ def online_metrics(
         mean_time_to_first_click_s, click_mrr, reformulation_rate, queries_per_session``
         (definitions: :data:`onlineeval.online.definitions.METRICS`). A ratio whose
         denominator is 0 is NULL (NaN). A metric that needs a column the log lacks is NULL
-        in every row, with a warning naming the column.
+        in every row, with a warning naming the column. When the log holds several
+        experiments and ``by`` does not include ``experiment``, a warning names them: each
+        row then pools their searches.
 
     Notes
     -----
@@ -86,6 +93,7 @@ def online_metrics(
     Python from the sums.
     """
     grouping = resolve(logs, by)
+    warn_pooled_experiments(logs, grouping)
     stats = _statistics(logs, grouping, sat_dwell_s, session_gap_min)
     out = stats.iloc[:, :len(grouping.names)].copy()
     for name in COLUMNS:

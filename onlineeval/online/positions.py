@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from onlineeval.errors import SchemaError
-from onlineeval.online.grouping import per_group, resolve
+from onlineeval.online.grouping import per_group, resolve, warn_pooled_experiments
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -29,11 +29,14 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
     pandas.DataFrame
         The ``by`` columns, ``rank``, ``shown`` (searches that showed the rank), ``clicked``
         (of those, searches with >= 1 click at the rank), ``clicks`` (click rows at the rank)
-        and ``ctr = clicked / shown``; sorted by group and rank.
+        and ``ctr = clicked / shown``; sorted by group and rank. Warns, naming them, when
+        the log holds several experiments and ``by`` does not include ``experiment``.
     """
     if not logs.has_results:
         raise SchemaError(
             f"position CTR needs the results table (which ranks each page showed); the log "
             f"{logs.source} has none. Add results.* (search_id, rank, doc_id) to the log."
         )
-    return per_group(logs, "online/position_ctr", resolve(logs, by))
+    grouping = resolve(logs, by)
+    warn_pooled_experiments(logs, grouping)
+    return per_group(logs, "online/position_ctr", grouping)

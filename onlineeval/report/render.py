@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 import math
 import re
+import warnings
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +15,12 @@ import pandas as pd
 
 from onlineeval.cli._output import _plain, records
 from onlineeval.report.build import INTERLEAVING, Report, lower_is_better
-from onlineeval.report.plots import forest_ab, position_ctr_curves, scatter_offline_online
+from onlineeval.report.plots import (
+    PlotError,
+    forest_ab,
+    position_ctr_curves,
+    scatter_offline_online,
+)
 
 #: the section ids every report has, in order (tests and links rely on them)
 SECTIONS: tuple[str, ...] = (
@@ -83,7 +90,14 @@ def _slug(name: str) -> str:
     return "experiment-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name)
 
 
-def _img(b64: str, alt: str) -> str:
+def _img(plot: Callable[..., str], *args: Any, alt: str) -> str:
+    """The plot as an embedded PNG, or a note saying why it could not be drawn."""
+    try:
+        b64 = plot(*args)
+    except PlotError as exc:
+        warnings.warn(f"the report's {alt} was left out: {exc}", stacklevel=2)
+        return f'<p class="note">The {html.escape(alt)} could not be drawn: ' \
+               f'{html.escape(str(exc))}</p>'
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
 
 
@@ -237,8 +251,9 @@ def render_html(report: Report) -> str:
     out.append("</section>")
 
     out.append('<section id="scatter"><h2>Offline Δ against online Δ</h2>')
-    out.append(_img(scatter_offline_online(t, primary, report.outcomes),
-                    "scatter of offline delta against online deltas with confidence intervals"))
+    out.append(_img(scatter_offline_online, t, primary, report.outcomes,
+                    alt="scatter of offline delta against online deltas with confidence "
+                        "intervals"))
     out.append("</section>")
 
     out.append('<section id="forest"><h2>A/B deltas (forest plot)</h2>')
@@ -246,7 +261,8 @@ def render_html(report: Report) -> str:
     if len(ab):
         out.append('<p class="note">Treatment − control with CIs; blue = significant after '
                    "correction, red = the experiment has a sample ratio mismatch.</p>")
-        out.append(_img(forest_ab(ab, list(study.online_metrics)), "forest plot of A/B deltas"))
+        out.append(_img(forest_ab, ab, list(study.online_metrics),
+                        alt="forest plot of A/B deltas"))
     else:
         out.append('<p class="note">No A/B logs in this study.</p>')
     out.append("</section>")
@@ -254,7 +270,8 @@ def render_html(report: Report) -> str:
     out.append('<section id="position-ctr"><h2>Position CTR per variant</h2>')
     curves = _curves(report)
     if len(curves):
-        out.append(_img(position_ctr_curves(curves), "click-through rate by rank per variant"))
+        out.append(_img(position_ctr_curves, curves,
+                        alt="click-through rate by rank per variant"))
     else:
         out.append('<p class="note">No A/B logs with results in this study.</p>')
     out.append("</section>")

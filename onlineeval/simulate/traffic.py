@@ -76,9 +76,10 @@ class TrafficConfig:
     Pre-period (for CUPED): with ``pre_days > 0`` each user also has
     ``Poisson(sessions_per_user * pre_days / days)`` sessions uniform over the ``pre_days``
     before ``start``; a session that starts before ``start`` is served as
-    ``pre_period_variant`` (the control experience) whatever the user's arm, while the
-    ``variant`` column still holds the user's arm. With ``pre_days = 0`` nothing changes (no
-    extra random draws).
+    ``pre_period_variant`` (the control experience) whatever the user's arm, and its searches
+    carry no ``experiment`` and no ``variant`` (NULL): the user is not in the experiment yet,
+    and a search carrying them would be an exposure (see :mod:`onlineeval.abtest.units`).
+    With ``pre_days = 0`` nothing changes (no extra random draws).
     """
 
     start: datetime = datetime(2026, 1, 5)
@@ -206,6 +207,8 @@ def simulate_experiment(
             if last_end is not None and t < last_end + gap_ms:
                 t = last_end + gap_ms + _ms(float(rng.uniform(0.0, 3600.0)))
             served = variant if t >= 0 else cfg.pre_period_variant
+            # what the log says: pre-period pages are not exposures of the experiment
+            exp_name, logged = (experiment.name, variant) if t >= 0 else (None, None)
             user_b = propensity + shifts.get(served, 0.0)
             n_session += 1
             session_id = f"{id_prefix}x{n_session:06d}"
@@ -221,8 +224,8 @@ def simulate_experiment(
                     search_id = f"{id_prefix}s{n_search:06d}"
                     if zero:
                         searches.append((search_id, user_id, t, session_id,
-                                         collection.misspelling[qid], qid, experiment.name,
-                                         variant, 0))
+                                         collection.misspelling[qid], qid, exp_name,
+                                         logged, 0))
                         end = t + _ms(float(rng.uniform(*cfg.reaction_s)))
                         zero = False
                         again = bool(rng.random() < cfg.p_reformulate_after_zero)
@@ -230,7 +233,7 @@ def simulate_experiment(
                         text = texts[attempt % len(texts)]
                         docs, teams = page_builder(served, qid, rng)
                         searches.append((search_id, user_id, t, session_id, text, qid,
-                                         experiment.name, variant, len(docs)))
+                                         exp_name, logged, len(docs)))
                         for r, d in enumerate(docs):
                             results.append((search_id, r + 1, d,
                                             teams[r] if teams is not None else None))

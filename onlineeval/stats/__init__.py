@@ -12,3 +12,7 @@ sums), and every distribution comes from :mod:`scipy.stats`:
 - :mod:`~onlineeval.stats.multiple` — Holm and Benjamini–Hochberg adjustment;
 - :mod:`~onlineeval.stats.power` — minimum detectable effect and units needed.
 """
+
+from onlineeval.namespace import lazy_submodules
+
+__getattr__ = lazy_submodules(__name__)  # onlineeval.namespace

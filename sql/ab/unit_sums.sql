@@ -3,23 +3,42 @@
 --   per-search facts of online/search_facts (one row per search), so the A/B metrics cannot
 --   drift from the online metrics: each online metric is sum(num) / sum(den) over these
 --   columns, and its per-unit pieces are exactly these sums.
--- grain: one row per (unit, period, variant); pre-period rows have variant NULL.
--- params: use_periods, exp_start, pre_start, pre_end, experiment
+-- grain: with $by_exposure (the readout): one row per (unit, variant) of the analysed
+--   searches (period 'exp'); one row per unit of pre-period searches (period 'pre') when
+--   $cuped; one row per other period, summed over units (unit NULL). Without $by_exposure
+--   (onlineeval.power's baseline): one row per (unit, variant) of every search of
+--   $experiment (of the whole log when $experiment is NULL), period 'exp', NULL units kept.
+-- params: by_exposure, cuped, experiment, win_start, win_end, pre_start
 -- identifiers: facts, unit
 -- requires: the facts view named by `facts` (onlineeval.online.search_facts) with the unit
 --   column, ts, experiment, variant and the fact columns summed below.
--- periods: without $use_periods every search is in the experiment period ('exp'). With it,
---   'pre' is $pre_start <= ts < $pre_end ($pre_start NULL: no lower bound) and 'exp' is
---   ts >= $exp_start; searches in neither (or with NULL ts) are 'none' (returned so the caller
---   can count them). $experiment, when not NULL, keeps only that experiment's searches in the
---   'exp' period (pre-period searches are kept whatever experiment they belong to).
--- outputs: unit (the unit column's value), period VARCHAR, variant VARCHAR, then per-unit
---   statistics named exactly as those of online/metrics (the numerators and denominators of
---   onlineeval.online.definitions.METRICS): searches = count(*), known_rr = count(rr), and
---   the SUM of the facts column of the same name for session_first (= sessions), has_click,
---   n_clicks, n_sat_clicks, nonzero, abandoned, known_n_results, zero_result,
---   session_has_click, session_abandoned, session_success, ttfc_s (DOUBLE seconds, 0 when
---   none), has_ttfc, rr (DOUBLE, 0 when none), reformulated, known_query.
+-- exposure: a search of $experiment (any search when $experiment is NULL) carrying a variant,
+--   with $win_start <= ts < $win_end (a NULL bound: no bound). A unit's first exposure is the
+--   earliest; a unit without an exposure is not analysed.
+-- periods (with $by_exposure), each search in exactly one:
+--   'null_unit' the unit column is NULL;
+--   'unexposed' its unit has no exposure;
+--   'exp' an exposure (the outcome; every exposure is at or after its unit's first one);
+--   'pre' before its unit's first exposure, whatever its experiment or variant (so with
+--     $win_start everything before it), and ts >= $pre_start when that is not NULL: the
+--     CUPED pre-period, never outcome;
+--   'before_pre_period' before its unit's first exposure and before $pre_start;
+--   'after_window' at or after the first exposure and ts >= $win_end;
+--   'outside_experiment' at or after the first exposure, inside the window, of another
+--     experiment or of none;
+--   'no_variant' at or after the first exposure, inside the window, of $experiment without a
+--     variant.
+--   A search without ts (a log without ts) cannot be placed before an exposure: it is 'exp'
+--   when it is an exposure, else 'outside_experiment' or 'no_variant'.
+-- outputs: unit (the unit column's value; NULL on rows summed over units), period VARCHAR,
+--   variant VARCHAR ('exp' rows only), first_ts, last_ts TIMESTAMP (earliest and latest ts
+--   of the row's searches), then per-unit statistics named exactly as those of
+--   online/metrics (the numerators and denominators of onlineeval.online.definitions.METRICS):
+--   searches = count(*), known_rr = count(rr), and the SUM of the facts column of the same
+--   name for session_first (= sessions), has_click, n_clicks, n_sat_clicks, nonzero,
+--   abandoned, known_n_results, zero_result, session_has_click, session_abandoned,
+--   session_success, ttfc_s (DOUBLE seconds, 0 when none), has_ttfc, rr (DOUBLE, 0 when
+--   none), reformulated, known_query.
 -- formula: metric = sum over units of num / sum over units of den, e.g.
 --   ctr = sum(has_click) / sum(searches); click_mrr = sum(rr) / sum(known_rr).
 WITH
@@ -32,29 +51,52 @@ f AS (
         session_abandoned, session_success, ttfc_s, has_ttfc, rr, reformulated, known_query
     FROM {{facts}}
 ),
-tagged AS (
+marked AS (
     SELECT *,
-        CASE
-            WHEN NOT $use_periods THEN 'exp'
-            WHEN ts >= CAST($exp_start AS TIMESTAMP) THEN 'exp'
-            WHEN ts < CAST($pre_end AS TIMESTAMP)
-                AND (CAST($pre_start AS TIMESTAMP) IS NULL
-                     OR ts >= CAST($pre_start AS TIMESTAMP)) THEN 'pre'
-            ELSE 'none'
-        END AS period
+        CAST($experiment AS VARCHAR) IS NULL
+            OR coalesce(CAST(experiment AS VARCHAR) = CAST($experiment AS VARCHAR), false)
+            AS in_experiment
     FROM f
 ),
-kept AS (
-    SELECT *
-    FROM tagged
-    WHERE period <> 'exp'
-        OR CAST($experiment AS VARCHAR) IS NULL
-        OR CAST(experiment AS VARCHAR) = CAST($experiment AS VARCHAR)
+exposures AS (
+    SELECT *,
+        in_experiment AND variant IS NOT NULL
+            AND (CAST($win_start AS TIMESTAMP) IS NULL OR ts >= CAST($win_start AS TIMESTAMP))
+            AND (CAST($win_end AS TIMESTAMP) IS NULL OR ts < CAST($win_end AS TIMESTAMP))
+            AS exposure
+    FROM marked
+),
+first_exposure AS (
+    SELECT unit, min(ts) AS first_ts, true AS exposed
+    FROM exposures
+    WHERE $by_exposure AND exposure AND unit IS NOT NULL
+    GROUP BY unit
+),
+tagged AS (
+    SELECT e.*,
+        CASE
+            WHEN NOT $by_exposure THEN CASE WHEN e.in_experiment THEN 'exp' END
+            WHEN e.unit IS NULL THEN 'null_unit'
+            WHEN x.exposed IS NULL THEN 'unexposed'
+            WHEN e.exposure THEN 'exp'
+            WHEN e.ts < x.first_ts THEN
+                CASE WHEN CAST($pre_start AS TIMESTAMP) IS NULL
+                          OR e.ts >= CAST($pre_start AS TIMESTAMP) THEN 'pre'
+                     ELSE 'before_pre_period' END
+            WHEN e.ts >= CAST($win_end AS TIMESTAMP) THEN 'after_window'
+            WHEN NOT e.in_experiment THEN 'outside_experiment'
+            ELSE 'no_variant'
+        END AS period
+    FROM exposures AS e
+    LEFT JOIN first_exposure AS x ON x.unit = e.unit
 )
 SELECT
-    unit,
+    CASE WHEN NOT $by_exposure OR period = 'exp' OR (period = 'pre' AND $cuped)
+         THEN unit END AS unit,
     period,
     CASE WHEN period = 'exp' THEN CAST(variant AS VARCHAR) END AS variant,
+    min(ts) AS first_ts,
+    max(ts) AS last_ts,
     count(*) AS searches,
     sum(session_first) AS session_first,
     sum(has_click) AS has_click,
@@ -73,5 +115,6 @@ SELECT
     count(rr) AS known_rr,
     sum(reformulated) AS reformulated,
     sum(known_query) AS known_query
-FROM kept
+FROM tagged
+WHERE period IS NOT NULL
 GROUP BY ALL

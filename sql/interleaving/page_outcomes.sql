@@ -4,14 +4,16 @@
 --   onlineeval.interleaving.outcomes.page_outcomes (stores it as the temp table
 --   interleaving_page_outcomes that interleaving/user_stats and interleaving/summary read).
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
--- params: experiment
+-- params: experiment, win_start, win_end
 -- identifiers: none
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
 --   onlineeval.load_logs.
 -- interleaved page: a search with at least one results row whose team is not NULL, in
 --   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
---   group of its own).
+--   group of its own), inside the window $win_start <= ts < $win_end (a NULL bound: no
+--   bound; pages outside it are left out, teams included: interleaving/page_counts counts
+--   them).
 -- teams: the distinct non-NULL results.team values on the interleaved pages of an experiment;
 --   the pairs are (team_a, team_b) with team_a < team_b (byte order), so "A" is the
 --   alphabetically first team. Two teams give one pair; multileaved pages give every pair.
@@ -43,8 +45,10 @@ pages AS (
     SELECT s.search_id, s.user_id, s.experiment, s.variant, CAST(s.ts AS DATE) AS day, s.query
     FROM searches AS s
     SEMI JOIN interleaved AS i ON i.search_id = s.search_id
-    WHERE CAST($experiment AS VARCHAR) IS NULL
-       OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR)
+    WHERE (CAST($experiment AS VARCHAR) IS NULL
+           OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR))
+      AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
+      AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
 ),
 page_click_rows AS MATERIALIZED (
     -- read once: the loader's clicks view is itself a join, and it is used twice below

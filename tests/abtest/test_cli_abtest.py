@@ -1,7 +1,9 @@
 """The abtest and power commands: JSON shape, the SRM banner above the results, errors."""
 
+import io
 import json
 
+import pandas as pd
 import pytest
 
 import onlineeval
@@ -9,6 +11,9 @@ from onlineeval.abtest import COLUMNS, POWER_COLUMNS
 from onlineeval.cli import main
 
 SRM_KEYS = {"statistic", "p_value", "units", "expected_shares", "mismatch"}
+WINDOW_KEYS = {"start", "end", "first_exposure", "last_exposure", "pre_period_start", "cuped"}
+# the window fields every result row repeats (JSON records and CSV rows alike)
+WINDOW_FIELDS = ["window_start", "window_end", "window_first_exposure", "window_last_exposure"]
 
 
 def _write(make_tables, path, **kwargs):
@@ -24,10 +29,12 @@ def test_json_is_one_object_with_srm_and_results(make_tables, tmp_path, capsys):
     code = main(["abtest", logs, "--metrics", "ctr,searches_per_unit", "--format", "json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"srm", "results"}
+    assert set(out) == {"srm", "experiment", "window", "results"}
     assert set(out["srm"]) == SRM_KEYS
+    assert out["experiment"] is None  # the log has no experiment column
+    assert set(out["window"]) == WINDOW_KEYS
     assert out["srm"]["mismatch"] is False
-    assert [list(r) for r in out["results"]] == [list(COLUMNS)] * 2
+    assert [list(r) for r in out["results"]] == [[*COLUMNS, *WINDOW_FIELDS]] * 2
     assert out["results"][0]["metric"] == "ctr"
     # the API takes the same directory and gives the same numbers
     api = onlineeval.abtest(logs, metrics=["ctr", "searches_per_unit"])
@@ -37,7 +44,7 @@ def test_json_is_one_object_with_srm_and_results(make_tables, tmp_path, capsys):
     code = main(["abtest", logs, "--metrics", "ctr", "--pre-period",
                  "2024-01-01,2024-01-05", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
-    assert list(out["results"][0]) == [*COLUMNS, "cuped_variance_reduction"]
+    assert list(out["results"][0]) == [*COLUMNS, "cuped_variance_reduction", *WINDOW_FIELDS]
     code = main(["abtest", logs, "--metrics", "ctr", "--pre-period",
                  "2024-01-01", "2024-01-05", "--format", "json"])
     assert json.loads(capsys.readouterr().out) == out
@@ -98,3 +105,52 @@ def test_power_command(make_tables, tmp_path, capsys):
     for key in ("baseline_value", "unit_sd", "mde_abs", "effect_abs", "units_per_arm_needed"):
         assert rows[0][key] == pytest.approx(float(api[key]), rel=1e-12), key
     assert rows[0]["baseline_units"] == 300 and rows[0]["units_per_arm"] == 150
+
+
+def test_the_readout_states_its_window_in_every_format(make_tables, tmp_path, capsys):
+    logs = _write(make_tables, tmp_path / "w", seed=25)
+    s, _ = make_tables(seed=25)
+    start, end = pd.Timestamp("2024-01-03"), pd.Timestamp("2024-01-10")
+    kept = s[(s["ts"] >= start) & (s["ts"] < end)]
+    first, last = kept["ts"].min(), kept["ts"].max()
+    argv = ["abtest", logs, "--metrics", "ctr", "--start", "2024-01-03", "--end",
+            "2024-01-10T01:00:00+01:00"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[1] == (f"window: {start} <= ts < {end}; first exposure {first}, "
+                        f"last exposure {last}")
+    assert "pre_exposure_searches = " in captured.err
+    assert main([*argv, "--format", "json"]) == 0
+    window = json.loads(capsys.readouterr().out)["window"]
+    assert window == {"start": start.isoformat(), "end": end.isoformat(),
+                      "first_exposure": first.isoformat(), "last_exposure": last.isoformat(),
+                      "pre_period_start": None, "cuped": False}
+    assert main([*argv, "--format", "csv"]) == 0
+    rows = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(rows.columns) == [*COLUMNS, *WINDOW_FIELDS]
+    assert pd.Timestamp(rows.loc[0, "window_first_exposure"]) == first
+    assert pd.Timestamp(rows.loc[0, "window_end"]) == end
+    assert main(["abtest", logs, "--metrics", "ctr", "--cuped"]) == 0
+    assert "CUPED pre-period: each unit's searches before its first exposure" in \
+        capsys.readouterr().out
+    assert main(["abtest", logs, "--start", "yesterday"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "start must be a timestamp" in err
+
+
+def test_abtest_refuses_a_log_of_several_experiments_naming_them(make_tables, tmp_path,
+                                                                 capsys):
+    s1, c1 = make_tables(seed=26, users={"control": 10, "treatment": 10}, experiment="e1")
+    s2, c2 = make_tables(seed=27, users={"control": 10, "treatment": 10}, experiment="e2")
+    s2["search_id"] = "b" + s2["search_id"]
+    c2["search_id"] = "b" + c2["search_id"]
+    path = tmp_path / "two"
+    path.mkdir()
+    pd.concat([s1, s2]).to_csv(path / "searches.csv", index=False)
+    pd.concat([c1, c2]).to_csv(path / "clicks.csv", index=False)
+    assert main(["abtest", str(path), "--metrics", "ctr"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "several experiments (e1, e2)" in err
+    assert "--experiment" in err
+    assert main(["abtest", str(path), "--metrics", "ctr", "--experiment", "e2"]) == 0

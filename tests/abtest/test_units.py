@@ -70,7 +70,13 @@ def test_exclusions_are_counted(make_tables):
         data = load_units(onlineeval.load_logs(searches=s, clicks=c))
     assert data.excluded["multi_variant_units"] == 1
     assert data.excluded["multi_variant_searches"] == u1_searches
-    assert data.excluded["no_variant_searches"] == 2
+    # a search without a variant is pre-period when it comes before its unit's first exposure
+    # (a search with a variant), else left out as no_variant
+    first = s[s["variant"].notna()].groupby("user_id")["ts"].min()
+    untagged = s[s["variant"].isna()]
+    before = untagged["ts"] < untagged["user_id"].map(first)
+    assert data.excluded["no_variant_searches"] == int((~before).sum())
+    assert data.excluded["pre_exposure_searches"] == int(before.sum())
     total = sum(arr[:, data.col("searches")].sum() for arr in data.arms.values())
     assert total == len(s) - u1_searches - 2
 

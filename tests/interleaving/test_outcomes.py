@@ -178,7 +178,8 @@ def test_pages_of_a_single_team_experiment_are_counted_not_dropped_silently(hand
     with pytest.warns(UserWarning, match=r"^1 interleaved pages belong to experiments whose "
                                          r"pages name only one team"):
         n = outcomes.page_outcomes(logs)
-    assert n == 7 + 3 * 2  # e1: 7 pages x 1 pair; e2: 2 pages x 3 pairs; e3: none
+    assert n.rows == 7 + 3 * 2  # e1: 7 pages x 1 pair; e2: 2 pages x 3 pairs; e3: none
+    assert n.lonely == 1
 
 
 def test_one_sided_pages_are_marked_per_pair(logs):

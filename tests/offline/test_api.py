@@ -14,6 +14,10 @@ from onlineeval.offline.api import evaluate, parse_measure, pr_curve
 from onlineeval.offline.extra_measures import ExtraMeasure
 from onlineeval.offline.measures.base import MEASURES
 
+# the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
+# tests/offline/test_query_overlap.py checks the warning that says so
+pytestmark = pytest.mark.filterwarnings("ignore::onlineeval.offline.SkippedQueriesWarning")
+
 # Ranking (score descending, ties by docno descending): a(3) x(unjudged) c(1) b(0) e(-1) d(2)
 # x and c tie at 0.8 and "x" > "c", so x comes first.
 QRELS = {"q": {"a": 3, "b": 0, "c": 1, "d": 2, "e": -1}}

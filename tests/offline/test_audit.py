@@ -34,6 +34,10 @@ from onlineeval.errors import InvalidParameterError
 from onlineeval.offline.api import evaluate
 from onlineeval.offline.rbo import rbo, rbo_lists
 
+# the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
+# tests/offline/test_query_overlap.py checks the warning that says so
+pytestmark = pytest.mark.filterwarnings("ignore::onlineeval.offline.SkippedQueriesWarning")
+
 # --------------------------------------------------------------------------- reference
 
 

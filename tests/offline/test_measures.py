@@ -14,6 +14,10 @@ import pytest
 from onlineeval.errors import InvalidParameterError, UnknownNameError
 from onlineeval.offline.trec_eval import parse_measures, trec_eval
 
+# the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
+# tests/offline/test_query_overlap.py checks the warning that says so
+pytestmark = pytest.mark.filterwarnings("ignore::onlineeval.offline.SkippedQueriesWarning")
+
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 2, "d4": 1, "d5": -1}}
 RUN = {"q1": {"d1": 0.9, "d6": 0.8, "d2": 0.7, "d3": 0.6, "d5": 0.5}}
 

@@ -18,6 +18,10 @@ from hypothesis import strategies as st
 
 from onlineeval.offline.api import evaluate, parse_measure
 
+# the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
+# tests/offline/test_query_overlap.py checks the warning that says so
+pytestmark = pytest.mark.filterwarnings("ignore::onlineeval.offline.SkippedQueriesWarning")
+
 # --------------------------------------------------------------------------- reference
 
 

@@ -12,6 +12,10 @@ from onlineeval.errors import InputError
 from onlineeval.offline import ranking
 from onlineeval.offline.ranking import NONPOOL, UNJUDGED, prepare
 
+# the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
+# tests/offline/test_query_overlap.py checks the warning that says so
+pytestmark = pytest.mark.filterwarnings("ignore::onlineeval.offline.SkippedQueriesWarning")
+
 
 def frame(rows, value):
     return pd.DataFrame(rows, columns=["qid", "docno", value])

@@ -40,3 +40,16 @@ def test_run_not_utf8_is_one_line_error_with_file_and_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"{run}:2: docno (3rd field) is not valid UTF-8: b'FBIS3-\\xe911'" in err
+
+
+def test_negative_relevance_level_is_a_one_line_error(capsys):
+    # trec_eval 10.0 prints numbers at -l -1 that disagree with each other (map and P count
+    # a retrieved unjudged document as a relevant hit, num_rel_ret and set_P do not); the
+    # command used to print a mixture of both. It now refuses, as the Python API does.
+    status = main(["trec-eval", "-l", "-1", "-m", "map", str(DATA / "qrels.rel_level"),
+                   str(DATA / "results.test")])
+    assert status == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert "relevance_level must be >= 0 (trec_eval -l); got -1" in captured.err

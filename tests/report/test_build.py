@@ -98,9 +98,9 @@ def test_interleaving_page_outcomes_computed_once_and_warnings_captured(
     calls = []
     real = outcomes.page_outcomes
 
-    def counting(logs, experiment=None):
+    def counting(logs, experiment=None, **window):
         calls.append(experiment)
-        return real(logs, experiment)
+        return real(logs, experiment, **window)
 
     monkeypatch.setattr(outcomes, "page_outcomes", counting)
     r = build_report(study)
@@ -130,8 +130,8 @@ def test_study_file_experiment_reads_its_page_outcomes_once(interleaving_study, 
     calls = []
     real = outcomes.page_outcomes
     monkeypatch.setattr(outcomes, "page_outcomes",
-                        lambda logs, experiment=None: calls.append(experiment)
-                        or real(logs, experiment))
+                        lambda logs, experiment=None, **window: calls.append(experiment)
+                        or real(logs, experiment, **window))
     (exp,) = interleaving_study.experiments
     r = _experiment(interleaving_study, exp, _LogCache())
     assert calls == ["x"]

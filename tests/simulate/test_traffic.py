@@ -237,8 +237,12 @@ def test_pre_period_is_served_the_control_experience() -> None:
         session_start = s.loc[s["session_id"] == row.session_id, "ts"].min()
         ranker = good if (row.variant == "treatment" and session_start >= start) else bad
         assert first[row.search_id] == ranker.ranking(row.qid)[0]
-    # both arms are in the pre-period, labelled with the user's arm
-    assert set(pre["variant"]) == {"control", "treatment"}
+    # pre-period sessions are not exposures: no experiment, no variant on their searches;
+    # every experiment-period search carries both
+    starts = s.groupby("session_id")["ts"].transform("min")
+    assert pre["variant"].isna().all() and pre["experiment"].isna().all()
+    assert (s["variant"].isna() == (starts < start)).all()
+    assert set(s.loc[starts >= start, "variant"]) == {"control", "treatment"}
     # without a pre-period nothing is drawn differently
     base = simulate_experiment(col, ExperimentSpec("e", 50), ab_page_builder(
         {"good": good, "bad": bad}, "bad", "good"), np.random.default_rng(3))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from onlineeval.atomic import temp_path
 from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident
 
@@ -121,10 +122,10 @@ class TableWriter:
             self._created.add(table)
 
     def finish(self, outdir: str | Path, skip_empty: tuple[str, ...] = ()) -> dict[str, Path]:
-        """Write ``<table>.parquet`` for every table into ``outdir``; tables named in
+        """Write ``<table>.parquet`` for every table into ``outdir`` (each under a temporary
+        name until complete, :func:`onlineeval.atomic.temp_path`); tables named in
         ``skip_empty`` are not written when they have no rows. Returns the written paths."""
         outdir = Path(outdir)
-        outdir.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
         for table, cols in self.columns.items():
             self._flush(table)
@@ -144,9 +145,10 @@ class TableWriter:
                 ).fetchall()[0]
                 keep = [c for c, n in zip(cols, counts, strict=True) if n > 0]
             path = outdir / f"{table}.parquet"
-            rel.project(", ".join(_quote(c) for c in keep)).write_parquet(
-                str(path), compression="zstd"
-            )
+            with temp_path(path) as tmp:
+                rel.project(", ".join(_quote(c) for c in keep)).write_parquet(
+                    str(tmp), compression="zstd"
+                )
             written[table] = path
         return written
 

@@ -16,7 +16,9 @@ ranking has discount ``log2(i + 2)``.
   documents not retrieved adds DCG(all) / IDCG(all); the sum is divided by m (ideal documents
   with gain > 0). 0 when that sum is 0.
 - ``Rndcg`` (m_Rndcg.c): ndcg averaged over the points where the ideal gain changes level
-  (plus the end of the retrieved list once the ideal is exhausted); 0 when R = 0.
+  (plus the end of the retrieved list once the ideal is exhausted); 0 when R = 0; NaN
+  (trec_eval: ``-nan``) when R > 0 but no ideal gain is positive, as there is no change
+  point to average over.
 - ``binG`` (m_binG.c): Σ over relevant retrieved (grade >= level) of
   1 / log2(2 + non-relevant documents above it), divided by R.
 - ``G`` (m_G.c): Σ_i gain_i / log2(2 + cost_i − gained_i) where gained_i is the gain so far
@@ -227,7 +229,10 @@ def _Rndcg(r: Ranked, pairs: tuple) -> list[np.ndarray]:
             if ideal_gain > 0.0:
                 idcg += ideal_gain / math.log2(i + 2)
             i += 1
-        out[q] = total / changes if changes else 0.0
+        # no change point: when no ideal gain is positive (all relevant documents have
+        # gain <= 0, e.g. -l 0 on a query judged all 0, or gains set to 0), trec_eval's
+        # sum / num_changed is 0/0 and prints -nan; the value is undefined, so NaN
+        out[q] = total / changes if changes else np.nan
     return [out]
 
 

@@ -61,6 +61,8 @@ def iprec_at(r: Ranked, x: float) -> np.ndarray:
     out[hit] = ip[first[hit] + k[hit] - 1]
     zero = (k == 0) & (m > 0)
     out[zero] = ip[first[zero]]
+    # trec_eval starts from num_rel_ret / num_ret: 0/0 on the empty ranking of -M 0
+    out[(k == 0) & (r.num_ret == 0)] = np.nan
     return out
 
 
