@@ -49,3 +49,8 @@ class OutputError(OnlineEvalError):
     expected (or the reverse), is being written by another process, already exists, or the
     operating system refused the write (no space, read-only, permission). Nothing was left
     under the output's name."""
+
+
+class ExcludedRowsWarning(UserWarning):
+    """Rows of a loaded log were left out of the clean views (``load_logs`` counts them by
+    table and reason in ``Logs.report``)."""

@@ -174,6 +174,14 @@ def _error_text(name: str, exc: BaseException) -> tuple[str, int]:
     kind = _duckdb_kind(exc)
     if kind == "OutOfMemoryException":
         return _out_of_memory_text(name, exc), 2
+    if kind is not None:
+        # a damaged log file met by a query after the load: the views read their files
+        # lazily, and DuckDB's message may not name the file
+        from onlineeval.logs.locate import file_error
+
+        damaged = file_error(exc)
+        if damaged is not None:
+            return one_line(str(damaged)), 2
     if kind in _DUCKDB_DATA_ERRORS:
         return f"DuckDB could not read the data: {_first_line(exc)}", 2
     return (f"internal error ({type(exc).__name__}: {_first_line(exc)}). This is a bug in "

@@ -27,6 +27,10 @@ TZ_TS_TYPES = frozenset({"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"})
 # DuckDB's plain TIMESTAMP cast would silently ignore whatever follows the time
 # ('12:00:00 EST' -> 12:00, '01:00:00 PM' -> 01:00).
 _OFFSET = r"[0-9]:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?\s*[^0-9\s.:]"
+# A time as text starts with its year. DuckDB's casts also take words ('epoch' is 1970-01-01,
+# 'infinity' and '-infinity' the ends of time, and so on), which in a log are placeholders,
+# not times: any text not starting with a digit is a bad value.
+_STARTS_WITH_DIGIT = r"^\s*[0-9]"
 
 
 class UnsupportedType(Exception):
@@ -61,6 +65,8 @@ _RANGED = {
     "count": ("integer", "@v@ >= 0"),
     "duration": ("double", "isfinite(@v@) AND @v@ >= 0"),
 }
+# an infinite timestamp ('infinity' in a TIMESTAMP column of a Parquet file) is no time
+_FINITE_TIME = "isfinite(@v@)"
 
 
 def base_type(sql_type: str) -> str:
@@ -108,18 +114,19 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
     if kind == "timestamp":
         if t == "TIMESTAMP":
-            return Conversion(q, False, "TIMESTAMP")
+            return Conversion(q, True, "TIMESTAMP", _FINITE_TIME)
         if t in NAIVE_TS_TYPES:
-            return Conversion(f"CAST({q} AS TIMESTAMP)", False, "TIMESTAMP")
+            return Conversion(f"CAST({q} AS TIMESTAMP)", True, "TIMESTAMP", _FINITE_TIME)
         if t in TZ_TS_TYPES:
-            return Conversion(f"timezone('UTC', {q})", False, "TIMESTAMP")
+            return Conversion(f"timezone('UTC', {q})", True, "TIMESTAMP", _FINITE_TIME)
         if t == "VARCHAR":
             expr = (
-                f"CASE WHEN regexp_matches({q}, '{_OFFSET}') "
+                f"CASE WHEN NOT regexp_matches({q}, '{_STARTS_WITH_DIGIT}') THEN NULL "
+                f"WHEN regexp_matches({q}, '{_OFFSET}') "
                 f"THEN timezone('UTC', TRY_CAST({q} AS TIMESTAMPTZ)) "
                 f"ELSE TRY_CAST({q} AS TIMESTAMP) END"
             )
-            return Conversion(expr, True, "TIMESTAMP")
+            return Conversion(expr, True, "TIMESTAMP", _FINITE_TIME)
         if t in INT_TYPES or t in FLOAT_TYPES:
             raise UnsupportedType(
                 f"a timestamp must be a TIMESTAMP or text like '2024-05-01 12:30:00', not "

@@ -19,15 +19,18 @@ from typing import Any
 import duckdb
 
 from onlineeval.errors import (
+    ExcludedRowsWarning,
     InvalidParameterError,
     LogFormatError,
     SchemaError,
     StrictModeError,
 )
-from onlineeval.logs import casting, mapping
+from onlineeval.logs import casting, jsontypes, mapping
+from onlineeval.logs.locate import one_line
+from onlineeval.logs.paths import EXTENSIONS, find_table, refuse_lake_folder
 from onlineeval.logs.report import EMPTY_RESULTS, REASONS, LoadReport
 from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
-from onlineeval.logs.sources import EXTENSIONS, Source, find_table, one_line, open_table
+from onlineeval.logs.sources import Source, open_table
 from onlineeval.logs.validate import validate
 from onlineeval.queries import quote_ident as qi
 
@@ -182,9 +185,11 @@ def _load(
 ) -> Logs:
     specs, source = _collect(path, {"searches": searches, "results": results, "clicks": clicks})
     opened = {t: open_table(con, t, spec) for t, spec in specs.items()}
+    opened = {t: jsontypes.late_keys(con, s, t) if s.format == "json" else s
+              for t, s in opened.items()}
     available = {t: (s.label, list(s.relation.columns)) for t, s in opened.items()}
     maps = mapping.per_table(columns, available)
-    tables = {t: _prepare(t, s, maps[t]) for t, s in opened.items()}
+    tables = {t: _prepare(con, t, s, maps[t]) for t, s in opened.items()}
     _unify_ids(tables)
     for t in tables.values():
         _create_source_views(con, t, tables)
@@ -200,6 +205,8 @@ def _load(
     }
     if strict and report.excluded:
         raise StrictModeError(_strict_message(con, report, classified, tables))
+    if report.excluded:
+        warnings.warn(_excluded_message(report), ExcludedRowsWarning, stacklevel=3)
     provided = {t: frozenset(report.provided[t]) | frozenset(tb.extras)
                 for t, tb in tables.items()}
     extras = {t: tuple(tb.extras) for t, tb in tables.items() if tb.extras}
@@ -214,7 +221,10 @@ def _collect(
     specs = {t: v for t, v in given.items() if v is not None}
     if path is not None:
         directory = Path(os.fspath(path))
-        if not directory.is_dir():
+        if directory.is_dir():
+            refuse_lake_folder(directory.resolve(), "a log directory",
+                               "each table (searches=, clicks=, results=)")
+        else:
             what = "a file" if directory.exists() else "missing"
             raise SchemaError(
                 f"{directory}: a log path must be a directory holding searches.*, clicks.* and "
@@ -229,7 +239,7 @@ def _collect(
         source = one_line(str(directory))
     else:
         source = one_line(", ".join(
-            f"{t}={v}" if not hasattr(v, "columns") else f"{t}=DataFrame"
+            f"{t}={v}" if isinstance(v, str | os.PathLike) else f"{t}={type(v).__name__}"
             for t, v in specs.items()
         )) or "nothing"
     for t in ("searches", "clicks"):
@@ -246,7 +256,8 @@ def _collect(
     return specs, source
 
 
-def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Table:
+def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
+             table_map: dict[str, str | None]) -> _Table:
     cols = list(source.relation.columns)
     out = mapping.resolve(name, source.label, cols, table_map)
     required = [c.name for c in SCHEMA[name] if c.required]
@@ -267,8 +278,19 @@ def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Ta
             f"Rename them in the file or pass a mapping, e.g. "
             f"columns={{{name!r}: {{'<your column>': {missing[0].split()[0]!r}}}}}"
         )
+    extras: list[str] = []
+    if name == "searches":
+        # Extra searches columns (e.g. a country to group by) are kept unless their name is
+        # canonical in another table, which would make joins ambiguous.
+        # Names starting with _oe_ are the loader's own.
+        others = {c.name for cs in SCHEMA.values() for c in cs}
+        extras = [c for c in out if c.lower() not in others
+                  and not c.lower().startswith(_PREFIX)]
+    if source.format == "json":
+        used = [out[c.name] for c in SCHEMA[name] if c.name in out] + [out[x] for x in extras]
+        source = jsontypes.check(con, source, used, name, [out[x] for x in extras])
     types = dict(zip(cols, (str(t) for t in source.relation.types), strict=True))
-    table = _Table(name, source, out)
+    table = _Table(name, source, out, extras=extras)
     for col in SCHEMA[name]:
         if col.name not in out:
             continue
@@ -282,13 +304,6 @@ def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Ta
             ) from None
         table.conversions[col.name] = conv
         table.types[col.name] = conv.sql_type
-    if name == "searches":
-        # Extra searches columns (e.g. a country to group by) are kept unless their name is
-        # canonical in another table, which would make joins ambiguous.
-        # Names starting with _oe_ are the loader's own.
-        others = {c.name for cs in SCHEMA.values() for c in cs}
-        table.extras = [c for c in out if c.lower() not in others
-                        and not c.lower().startswith(_PREFIX)]
     return table
 
 
@@ -368,6 +383,19 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
 
 
 # --- validation and the clean views ------------------------------------------------------
+
+def _excluded_message(report: LoadReport) -> str:
+    """One line for the ExcludedRowsWarning: rows excluded per table and reason."""
+    parts = []
+    for t in TABLES:
+        reasons = [f"{n:,} {reason}" for (table, reason), n in report.excluded.items()
+                   if table == t]
+        if reasons:
+            parts.append(f"{t}: {', '.join(reasons)}")
+    n = report.excluded_total
+    return (f"{report.source}: {n:,} row{'' if n == 1 else 's'} excluded from the clean views "
+            f"({'; '.join(parts)}); logs.report lists them and what each reason means")
+
 
 def _strict_message(
     con: duckdb.DuckDBPyConnection, report: LoadReport, classified: dict[str, str],

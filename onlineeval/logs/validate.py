@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from onlineeval.errors import LogFormatError, SchemaError
+from onlineeval.errors import SchemaError
 from onlineeval.logs.casting import KIND_WORDS
+from onlineeval.logs.locate import may_be_data, query_failure, value_place
 from onlineeval.logs.report import LoadReport
 from onlineeval.logs.schema import SCHEMA, column_names
-from onlineeval.logs.sources import locate_error, one_line, read_error
 from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident as qi
 
@@ -44,22 +44,21 @@ _DOC_RANK = qi("_oe_doc_rank")
 
 SID, RANK, DOC = qi("search_id"), qi("rank"), qi("doc_id")
 
-# Errors the data can cause while it is read (a malformed line, an unreadable file); any other
-# DuckDB error here is a bug of ours and is left to surface as one.
-_DATA_ERRORS = (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException,
-                duckdb.OutOfRangeException)
-
-
 def _query(con: duckdb.DuckDBPyConnection, t: _Table, sql: str,
            params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+    """Run a validation query on table ``t``. An error the data can cause (a malformed line, a
+    damaged file) names the file, and the line when one can be found; any other DuckDB error
+    here is a bug of ours and is left to surface."""
     try:
         return con.execute(sql, params or {}).fetchall()
-    except _DATA_ERRORS as exc:
-        locate_error(con, t.source.format, t.source.files)
-        file, line, reason = read_error(exc, "\t" if t.source.format == "tsv" else ",")
-        # a part of a multi-file table is named by the file DuckDB reports
-        where = one_line(file) if file and line is not None else t.source.label
-        raise LogFormatError(where, line, f"cannot read the {t.name} table: {reason}") from None
+    except duckdb.Error as exc:
+        if not may_be_data(exc):
+            raise
+        error = query_failure(con, exc, t.source.format, t.source.files, t.source.label,
+                              f"read the {t.name} table")
+        if error is None:
+            raise
+        raise error from None
 
 
 def _checked(t: _Table) -> list[str]:
@@ -77,15 +76,29 @@ def _raise_bad_values(con: duckdb.DuckDBPyConnection, t: _Table, counts: list[in
             continue
         src = t.columns[col]
         conv = t.conversions[col]
-        rows = _query(con, t, f"SELECT CAST({qi(src)} AS VARCHAR) FROM {t.raw} "
+        rows = _query(con, t, f"SELECT DISTINCT CAST({qi(src)} AS VARCHAR) FROM {t.raw} "
                               f"WHERE {conv.bad(qi(src))} LIMIT 3")
-        examples = ", ".join(repr(r[0]) for r in rows)
+        values = [r[0] for r in rows]
+        examples = ", ".join(repr(v) for v in values)
         kind = next(c.kind for c in SCHEMA[t.name] if c.name == col)
         raise SchemaError(
             f"{t.source.label}: column {src!r} ({t.name}.{col}) must hold "
             f"{KIND_WORDS[kind]}; {n:,} of {total:,} rows hold values that cannot be read as "
-            f"one, e.g. {examples}. Fix these values, or map another column with columns=."
+            f"one, e.g. {examples}{_place(t, src, values)}. Fix these values, or map another "
+            "column with columns=."
         )
+
+
+def _place(t: _Table, column: str, values: list[str]) -> str:
+    """Where one of the bad ``values`` is: `` (on line 3)``, `` ('x' in row 3 of f.parquet)``;
+    empty when unknown."""
+    found = value_place(t.source.format, t.source.files, column, values)
+    if found is None:
+        return ""
+    file, where, value = found
+    which = f"{value!r} " if len(values) > 1 else ""
+    of = f" of {file}" if len(t.source.files) > 1 else ""
+    return f" ({which}{'on' if where.startswith('line') else 'in'} {where}{of})"
 
 
 def _create(con: duckdb.DuckDBPyConnection, t: _Table, kind: str, name: str, sql: str) -> None:

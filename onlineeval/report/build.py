@@ -102,9 +102,15 @@ class _LogCache:
 
     def get(self, path: Path) -> Any:
         if path not in self._logs:
-            from onlineeval import load_logs
+            import warnings
 
-            self._logs[path] = load_logs(path)
+            from onlineeval import load_logs
+            from onlineeval.errors import ExcludedRowsWarning
+
+            with warnings.catch_warnings():
+                # load_notes reports the excluded rows
+                warnings.simplefilter("ignore", ExcludedRowsWarning)
+                self._logs[path] = load_logs(path)
         return self._logs[path]
 
     def load_notes(self) -> dict[str, str]:
