@@ -1,0 +1,65 @@
+-- name: clickmodels/patterns
+-- computes: the sufficient statistics of every click model in onlineeval.clickmodels: the
+--   distinct click patterns of the result pages, with how many pages show each. A pattern
+--   is a query, the documents shown at ranks 1..$max_rank in rank order and, per rank,
+--   whether it was clicked. Pages are grouped here, so the rows grow with the number of
+--   distinct patterns, not with the number of pages. Python wrapper:
+--   onlineeval.clickmodels.patterns.read_patterns.
+-- grain: one row per pattern and shown rank (ordered by pattern_id, position)
+-- params: max_rank
+-- identifiers: searches
+-- requires: the view named by `searches` (search_id, query), views results(search_id, rank,
+--   doc_id) and clicks(search_id, rank) as built by onlineeval.load_logs.
+-- pages: searches with a non-NULL query and at least one result at a rank <= $max_rank
+--   (onlineeval/clickmodels/patterns.py counts the others with clickmodels/page_counts).
+-- clicked: 1 when the page has at least one click at that rank (repeated clicks on one
+--   result count once; click order is not used: the models read clicks top to bottom, as in
+--   Chuklin et al. 2015), else 0.
+-- portability: the string_agg order says NULLS FIRST only because sqlglot's translation to
+--   BigQuery needs the null order spelled out; rank is never NULL here.
+-- pattern key: the ranks, click flags and documents of a page joined in rank order; each
+--   document id is preceded by its length so that no two different pages share a key,
+--   whatever characters the ids hold. The key is only compared, never parsed.
+-- outputs: pattern_id BIGINT (1, 2, ... in order of query and key), pages BIGINT (pages
+--   with the pattern), position BIGINT (1-based index among the page's shown ranks), rank,
+--   query, doc_id, clicked INTEGER.
+WITH
+s AS (
+    SELECT search_id, query FROM {{searches}} WHERE query IS NOT NULL
+),
+clicked AS (
+    SELECT DISTINCT search_id, rank FROM clicks WHERE rank IS NOT NULL
+),
+shown AS (
+    SELECT r.search_id, s.query, r.rank, r.doc_id,
+        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked,
+        row_number() OVER (PARTITION BY r.search_id ORDER BY r.rank) AS position
+    FROM results AS r
+    JOIN s ON r.search_id = s.search_id
+    LEFT JOIN clicked AS c ON c.search_id = r.search_id AND c.rank = r.rank
+    WHERE r.rank <= $max_rank
+),
+pages AS (
+    SELECT search_id, query,
+        string_agg(
+            CAST(rank AS VARCHAR) || ':' || CAST(clicked AS VARCHAR) || ':'
+                || CAST(length(CAST(doc_id AS VARCHAR)) AS VARCHAR) || ':'
+                || CAST(doc_id AS VARCHAR),
+            '|' ORDER BY rank NULLS FIRST
+        ) AS pattern_key
+    FROM shown
+    GROUP BY search_id, query
+),
+patterns AS (
+    SELECT query, pattern_key, count(*) AS pages, min(search_id) AS example
+    FROM pages
+    GROUP BY query, pattern_key
+),
+numbered AS (
+    SELECT dense_rank() OVER (ORDER BY query, pattern_key) AS pattern_id, pages, example
+    FROM patterns
+)
+SELECT n.pattern_id, n.pages, sh.position, sh.rank, sh.query, sh.doc_id, sh.clicked
+FROM numbered AS n
+JOIN shown AS sh ON sh.search_id = n.example
+ORDER BY n.pattern_id, sh.position
