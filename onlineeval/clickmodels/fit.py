@@ -235,8 +235,9 @@ def _from_dict(d: dict[str, Any]) -> ClickModelFit:
                        converged=bool(fit["converged"])),
         log_likelihood=_nan(fit["log_likelihood"]), pages=int(fit["pages"]),
         n_patterns=int(fit["patterns"]),
-        position_bias=pd.DataFrame({k: _array(v) if k != "rank" else np.asarray(v)
-                                    for k, v in d["position_bias"].items()}),
+        position_bias=pd.DataFrame({
+            k: np.asarray(v, dtype=np.int64) if k in ("rank", "pages") else _array(v)
+            for k, v in d["position_bias"].items()}),
         counts={k: int(v) for k, v in d.get("counts", {}).items()},
     )
 

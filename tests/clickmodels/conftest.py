@@ -146,7 +146,7 @@ def marginals(model: str, params: dict[str, Any], query: str, docs: list[str]) -
     return out
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def sim() -> SimpleNamespace:
     return SimpleNamespace(program=program, distribution=distribution,
                            simulate_pages=simulate_pages, tables=tables, load=load,
