@@ -43,8 +43,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rank", type=_positive, default=10, metavar="N",
                         help="model ranks 1..N (default 10); deeper results are counted and "
                         "left out")
-    parser.add_argument("--max-iter", type=_positive, default=500, metavar="N",
-                        help="EM iterations at most (default 500)")
+    parser.add_argument("--max-iter", type=_positive, default=1000, metavar="N",
+                        help="EM iterations at most (default 1000)")
+    parser.add_argument("--query-column", default="query", metavar="COL",
+                        help="searches column taken as the query (default query; e.g. qid)")
     parser.add_argument("--strict", action="store_true",
                         help="fail instead of excluding bad log rows")
 
@@ -105,7 +107,7 @@ def _fit(args: argparse.Namespace) -> int:
         check_not_input(args.output, [args.logs])
     logs = _load(args)
     fitted = fit(logs, model, prior=args.prior, max_rank=args.max_rank,
-                 max_iter=args.max_iter)
+                 max_iter=args.max_iter, query=args.query_column)
     s = fitted.summary().iloc[0]
     print(f"{model}: {s['pages']} pages in {s['patterns']} click patterns, {s['pairs']} "
           f"(query, doc) pairs; log-likelihood {s['log_likelihood']:.4f} "
@@ -128,7 +130,7 @@ def _compare(args: argparse.Namespace) -> int:
     logs = _load(args)
     result = compare(logs, args.models, test_share=args.test_share, by=args.split,
                      seed=args.seed, prior=args.prior, max_rank=args.max_rank,
-                     max_iter=args.max_iter)
+                     max_iter=args.max_iter, query=args.query_column)
     t = result.table
     print(f"split by {args.split}, seed {args.seed}: {t['train_pages'].iloc[0]} training and "
           f"{t['test_pages'].iloc[0]} test pages", file=sys.stderr)

@@ -22,7 +22,7 @@ SPLITS = ("session", "query")
 
 
 def split_searches(logs: Logs, test_share: float = 0.2, by: str = "session",
-                   seed: int = 0) -> tuple[str, str]:
+                   seed: int = 0, query: str = "query") -> tuple[str, str]:
     """Split the searches into a training and a test view by session (or by query).
 
     ``by="session"`` keeps each session whole on one side (the log's ``session_id``; a log
@@ -42,9 +42,10 @@ def split_searches(logs: Logs, test_share: float = 0.2, by: str = "session",
         raise InvalidParameterError(f"test_share must lie strictly between 0 and 1; "
                                     f"got {test_share!r}")
     if by == "query":
-        unit = "query"
-        if not logs.has("searches", "query"):
-            raise SchemaError(f"cannot split by query: the log {logs.source} has no query")
+        unit = query
+        if not (logs.has("searches", query) or query in logs.extra_columns("searches")):
+            raise SchemaError(f"cannot split by query: the log {logs.source} has no "
+                              f"searches.{query} column")
     else:
         unit = "session_id" if logs.has("searches", "session_id") else "search_id"
     q = queries.load("clickmodels/split_units")
@@ -89,8 +90,8 @@ class Comparison:
 
 def compare(logs: Logs, models: Sequence[str] | str = ORDER, *, test_share: float = 0.2,
             by: str = "session", seed: int = 0, prior: tuple[float, float] = (1.0, 1.0),
-            max_rank: int = DEFAULT_MAX_RANK, max_iter: int = 500,
-            tol: float = 1e-8) -> Comparison:
+            max_rank: int = DEFAULT_MAX_RANK, max_iter: int = 1000,
+            tol: float = 1e-8, query: str = "query") -> Comparison:
     """Fit each model on a seeded training split and score it on the held-out pages."""
     names = [m.strip() for m in models.split(",")] if isinstance(models, str) else list(models)
     names = [MODELS.canonical(m) for m in names if m]
@@ -98,9 +99,9 @@ def compare(logs: Logs, models: Sequence[str] | str = ORDER, *, test_share: floa
         raise InvalidParameterError("name at least one click model to compare")
     if len(set(names)) != len(names):
         raise InvalidParameterError(f"a model is named twice: {names}")
-    train_view, test_view = split_searches(logs, test_share, by, seed)
-    train = read_patterns(logs, train_view, max_rank)
-    test = read_patterns(logs, test_view, max_rank)
+    train_view, test_view = split_searches(logs, test_share, by, seed, query)
+    train = read_patterns(logs, train_view, max_rank, query)
+    test = read_patterns(logs, test_view, max_rank, query)
     rows, per_rank = [], []
     for name in names:
         fitted = fit_patterns(train, name, prior=prior, max_rank=max_rank, max_iter=max_iter,

@@ -74,8 +74,10 @@ class ClickModelFit:
       its click-through rate), and ``relative`` = examination / examination at rank 1.
     - :attr:`attractiveness`, :attr:`satisfaction`, :attr:`relevance`: per (query, doc)
       DataFrames with ``impressions`` and ``clicks`` (pages) in training. ``relevance`` is
-      attractiveness x satisfaction for sdbn/dbn (Chapelle & Zhang 2009) and attractiveness
-      for the others.
+      attractiveness x satisfaction for sdbn/dbn (Chapelle & Zhang 2009), attractiveness x
+      the largest examination for pbm/ubm (the click probability at the most examined rank:
+      their attractiveness alone has no fixed scale), attractiveness for cascade/dcm, and
+      NaN for ctr.
     - :attr:`log_likelihood` on the training pages; :attr:`trace` the EM objective per
       iteration; :meth:`perplexity` on other logs; :meth:`to_json` / :meth:`from_json`.
     """
@@ -91,6 +93,7 @@ class ClickModelFit:
     n_patterns: int
     position_bias: pd.DataFrame
     counts: dict[str, int] = field(default_factory=dict)
+    query_column: str = "query"
 
     @property
     def spec(self) -> Any:
@@ -140,8 +143,9 @@ class ClickModelFit:
 
     def perplexity(self, test_logs: Logs, searches: str = "searches") -> Evaluation:
         """Log-likelihood and perplexity (per rank and overall) on the pages of another log
-        (or of a view of its searches), read with this fit's ``max_rank``."""
-        return evaluate(self, read_patterns(test_logs, searches, self.max_rank))
+        (or of a view of its searches), read with this fit's ``max_rank`` and query column."""
+        return evaluate(self, read_patterns(test_logs, searches, self.max_rank,
+                                            self.query_column))
 
     def summary(self) -> pd.DataFrame:
         """One row: model, pages, patterns, pairs, log-likelihood, iterations, converged."""
@@ -164,6 +168,7 @@ class ClickModelFit:
         return {
             "format": JSON_FORMAT, "version": JSON_VERSION, "model": self.model,
             "prior": list(self.prior), "max_rank": self.max_rank,
+            "query_column": self.query_column,
             "pairs": pairs,
             "rank": {name: _floats(v) if v.ndim == 1 else [_floats(row) for row in v]
                      for name, v in self.params.rank.items()},
@@ -239,6 +244,7 @@ def _from_dict(d: dict[str, Any]) -> ClickModelFit:
             k: np.asarray(v, dtype=np.int64) if k in ("rank", "pages") else _array(v)
             for k, v in d["position_bias"].items()}),
         counts={k: int(v) for k, v in d.get("counts", {}).items()},
+        query_column=str(d.get("query_column", "query")),
     )
 
 
@@ -264,8 +270,8 @@ def _array(values: Any) -> np.ndarray:
 
 
 def fit(logs: Logs, model: str = "dbn", *, prior: tuple[float, float] = (1.0, 1.0),
-        max_rank: int = DEFAULT_MAX_RANK, max_iter: int = 500, tol: float = 1e-8,
-        searches: str = "searches") -> ClickModelFit:
+        max_rank: int = DEFAULT_MAX_RANK, max_iter: int = 1000, tol: float = 1e-8,
+        searches: str = "searches", query: str = "query") -> ClickModelFit:
     """Fit a click model on the pages of a loaded log.
 
     Parameters
@@ -286,15 +292,19 @@ def fit(logs: Logs, model: str = "dbn", *, prior: tuple[float, float] = (1.0, 1.
         posterior by less than ``tol`` relative to its size.
     searches
         The name of a view of the searches to fit on (default all of them).
+    query
+        The searches column taken as the query (default ``query``; e.g. ``qid``).
     """
-    patterns = read_patterns(logs, searches, max_rank)
-    return fit_patterns(patterns, model, prior=prior, max_rank=max_rank, max_iter=max_iter,
-                        tol=tol)
+    patterns = read_patterns(logs, searches, max_rank, query)
+    fitted = fit_patterns(patterns, model, prior=prior, max_rank=max_rank, max_iter=max_iter,
+                          tol=tol)
+    fitted.query_column = query
+    return fitted
 
 
 def fit_patterns(patterns: Patterns, model: str = "dbn", *,
                  prior: tuple[float, float] = (1.0, 1.0), max_rank: int = DEFAULT_MAX_RANK,
-                 max_iter: int = 500, tol: float = 1e-8) -> ClickModelFit:
+                 max_iter: int = 1000, tol: float = 1e-8) -> ClickModelFit:
     """:func:`fit` on patterns already read (:func:`~onlineeval.clickmodels.patterns.
     read_patterns`)."""
     name = MODELS.canonical(model)

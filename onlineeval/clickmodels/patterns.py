@@ -119,8 +119,11 @@ def check_max_rank(max_rank: Any) -> int:
 
 
 def read_patterns(logs: Logs, searches: str = "searches",
-                  max_rank: int = DEFAULT_MAX_RANK) -> Patterns:
+                  max_rank: int = DEFAULT_MAX_RANK, query: str = "query") -> Patterns:
     """The click patterns of the pages in the view ``searches`` of ``logs``.
+
+    ``query`` names the searches column whose values the models take as the query (default
+    ``query``; e.g. ``qid`` when the log also carries topic ids).
 
     Pages without a query or without any result at ranks <= ``max_rank`` are left out; they
     are counted in ``Patterns.counts`` (with the results and clicks beyond ``max_rank``) and
@@ -132,22 +135,23 @@ def read_patterns(logs: Logs, searches: str = "searches",
             f"click models need the results table (the documents each page showed, in rank "
             f"order); the log {logs.source} has none. Add results.* (search_id, rank, doc_id)."
         )
-    if not logs.has("searches", "query"):
+    if not (logs.has("searches", query) or query in logs.extra_columns("searches")):
         raise SchemaError(
             f"click models estimate one attractiveness per (query, document); the log "
-            f"{logs.source} has no searches.query column. Add it (or map a column to it "
-            f"with columns={{'searches': {{'<name>': 'query'}}}})."
+            f"{logs.source} has no searches.{query} column. Add it (or map a column to it "
+            f"with columns={{'searches': {{'<name>': 'query'}}}}); searches columns: "
+            f"{', '.join(logs.con.table('searches').columns)}"
         )
     count_q = queries.load("clickmodels/page_counts")
     counts_row = logs.con.execute(
-        count_q.render(searches=[searches]), count_q.bind(max_rank=max_rank)
+        count_q.render(searches=[searches], query=[query]), count_q.bind(max_rank=max_rank)
     ).fetchone()
     names = ("pages", "no_query", "no_results", "used", "results_beyond_max_rank",
              "clicks_beyond_max_rank")
     counts = {n: int(v or 0) for n, v in zip(names, counts_row, strict=True)}
     q = queries.load("clickmodels/patterns")
     with Elapsed("grouping pages into click patterns"):
-        rows = logs.con.execute(q.render(searches=[searches]),
+        rows = logs.con.execute(q.render(searches=[searches], query=[query]),
                                 q.bind(max_rank=max_rank)).df()
     patterns = from_rows(rows, counts)
     _warn_left_out(counts, max_rank)

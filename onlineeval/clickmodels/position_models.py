@@ -152,7 +152,11 @@ class _Examination:
         return np.where(pat.mask, bernoulli_ll(b["alpha"] * g, pat.click), 0.0).sum(axis=1)
 
     def relevance(self, params: Params) -> np.ndarray | None:
-        return params.pair["attractiveness"]
+        # alpha alone has no scale (see the module docstring); alpha x the largest
+        # examination is the click probability at the most examined rank, which has one
+        table = params.rank["examination"]
+        top = float(np.nanmax(table)) if np.isfinite(table).any() else float("nan")
+        return params.pair["attractiveness"] * top
 
     def _gamma_at(self, b: dict[str, np.ndarray], pat: Patterns,
                   prev: np.ndarray) -> np.ndarray:

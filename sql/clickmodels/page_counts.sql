@@ -4,16 +4,16 @@
 --   the pages counted in `used`). Python wrapper: onlineeval.clickmodels.patterns.
 -- grain: one row
 -- params: max_rank
--- identifiers: searches
--- requires: the view named by `searches` (search_id, query), views results(search_id, rank),
---   clicks(search_id, rank) as built by onlineeval.load_logs.
+-- identifiers: searches, query
+-- requires: the view named by `searches` with search_id and the column named by `query`,
+--   views results(search_id, rank), clicks(search_id, rank) as built by onlineeval.load_logs.
 -- outputs: pages BIGINT (rows of `searches`), no_query BIGINT (query NULL), no_results
 --   BIGINT (a query but no results row at a rank <= $max_rank), used BIGINT,
 --   results_beyond_max_rank BIGINT (results rows of used-or-not pages with rank >
 --   $max_rank), clicks_beyond_max_rank BIGINT (click rows at such ranks).
 WITH
 s AS (
-    SELECT search_id, query FROM {{searches}}
+    SELECT search_id, {{query}} AS query FROM {{searches}}
 ),
 per_page AS (
     SELECT s.search_id, s.query,

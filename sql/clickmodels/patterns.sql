@@ -7,8 +7,9 @@
 --   onlineeval.clickmodels.patterns.read_patterns.
 -- grain: one row per pattern and shown rank (ordered by pattern_id, position)
 -- params: max_rank
--- identifiers: searches
--- requires: the view named by `searches` (search_id, query), views results(search_id, rank,
+-- identifiers: searches, query
+-- requires: the view named by `searches` with search_id and the column named by `query`
+--   (the query, or any column that names the topic, e.g. a qid), views results(search_id, rank,
 --   doc_id) and clicks(search_id, rank) as built by onlineeval.load_logs.
 -- pages: searches with a non-NULL query and at least one result at a rank <= $max_rank
 --   (onlineeval/clickmodels/patterns.py counts the others with clickmodels/page_counts).
@@ -25,7 +26,7 @@
 --   query, doc_id, clicked INTEGER.
 WITH
 s AS (
-    SELECT search_id, query FROM {{searches}} WHERE query IS NOT NULL
+    SELECT search_id, {{query}} AS query FROM {{searches}} WHERE {{query}} IS NOT NULL
 ),
 clicked AS (
     SELECT DISTINCT search_id, rank FROM clicks WHERE rank IS NOT NULL

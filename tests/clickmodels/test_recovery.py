@@ -86,6 +86,10 @@ def test_pbm_recovers_position_bias_and_attractiveness(sim):
     # the likelihood fixes gamma * alpha only: compare ratios and products
     _close({r: gamma[r] / gamma[1] for r in range(1, 5)}, PARAMS["exam"])
     _close({k: v * gamma[1] for k, v in _by_pair(f, "attractiveness").items()}, ALPHA)
+    # relevance = alpha x the largest examination: scale-free, here the true alpha (gamma_1 = 1)
+    rel = f.relevance
+    keys = zip(rel["query"], rel["doc_id"], strict=True)
+    _close(dict(zip(keys, rel["relevance"], strict=True)), ALPHA)
     pb = f.position_bias.set_index("rank")
     assert pb["examination"].to_numpy() == pytest.approx(gamma[1:5])
     assert pb["relative"].to_numpy() == pytest.approx(gamma[1:5] / gamma[1])
