@@ -83,8 +83,8 @@ class Patterns:
 
 
 def from_rows(rows: pd.DataFrame, counts: dict[str, int] | None = None) -> Patterns:
-    """Build :class:`Patterns` from long rows (pattern_id, pages, position, rank, query,
-    doc_id, clicked) ordered by pattern and position, as ``clickmodels/patterns`` returns."""
+    """Build :class:`Patterns` from long rows (pattern_id, pages, rank, query, doc_id,
+    clicked) ordered by pattern and rank, as ``clickmodels/patterns`` returns."""
     counts = dict(counts or {})
     if rows.empty:
         empty_i = np.zeros((0, 0), dtype=np.int64)
@@ -93,7 +93,9 @@ def from_rows(rows: pd.DataFrame, counts: dict[str, int] | None = None) -> Patte
     pid = rows["pattern_id"].to_numpy(np.int64)
     codes, uniques = pd.factorize(pid, sort=True)
     n_pat = len(uniques)
-    pos = rows["position"].to_numpy(np.int64) - 1
+    # position = index of the row within its pattern (rows come ordered by pattern, rank)
+    starts = np.r_[0, np.flatnonzero(np.diff(codes)) + 1]
+    pos = np.arange(len(codes)) - np.repeat(starts, np.diff(np.r_[starts, len(codes)]))
     width = int(pos.max()) + 1
     pair_codes, pair_index = pd.MultiIndex.from_arrays(
         [rows["query"], rows["doc_id"]]).factorize()

@@ -5,7 +5,7 @@
 --   whether it was clicked. Pages are grouped here, so the rows grow with the number of
 --   distinct patterns, not with the number of pages. Python wrapper:
 --   onlineeval.clickmodels.patterns.read_patterns.
--- grain: one row per pattern and shown rank (ordered by pattern_id, position)
+-- grain: one row per pattern and shown rank (ordered by pattern_id, rank)
 -- params: max_rank
 -- identifiers: searches, query
 -- requires: the view named by `searches` with search_id and the column named by `query`
@@ -22,8 +22,8 @@
 --   document id is preceded by its length so that no two different pages share a key,
 --   whatever characters the ids hold. The key is only compared, never parsed.
 -- outputs: pattern_id BIGINT (1, 2, ... in order of query and key), pages BIGINT (pages
---   with the pattern), position BIGINT (1-based index among the page's shown ranks), rank,
---   query, doc_id, clicked INTEGER.
+--   with the pattern), rank, query, doc_id, clicked INTEGER; the rows of one pattern are
+--   those of one of its pages (the smallest search_id), read again from the views.
 WITH
 s AS (
     SELECT search_id, {{query}} AS query FROM {{searches}} WHERE {{query}} IS NOT NULL
@@ -33,8 +33,7 @@ clicked AS (
 ),
 shown AS (
     SELECT r.search_id, s.query, r.rank, r.doc_id,
-        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked,
-        row_number() OVER (PARTITION BY r.search_id ORDER BY r.rank) AS position
+        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked
     FROM results AS r
     JOIN s ON r.search_id = s.search_id
     LEFT JOIN clicked AS c ON c.search_id = r.search_id AND c.rank = r.rank
@@ -60,7 +59,11 @@ numbered AS (
     SELECT dense_rank() OVER (ORDER BY query, pattern_key) AS pattern_id, pages, example
     FROM patterns
 )
-SELECT n.pattern_id, n.pages, sh.position, sh.rank, sh.query, sh.doc_id, sh.clicked
+SELECT n.pattern_id, n.pages, r.rank, s.query, r.doc_id,
+    CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked
 FROM numbered AS n
-JOIN shown AS sh ON sh.search_id = n.example
-ORDER BY n.pattern_id, sh.position
+JOIN results AS r ON r.search_id = n.example
+JOIN s ON s.search_id = n.example
+LEFT JOIN clicked AS c ON c.search_id = r.search_id AND c.rank = r.rank
+WHERE r.rank <= $max_rank
+ORDER BY n.pattern_id, r.rank
