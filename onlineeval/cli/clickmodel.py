@@ -82,6 +82,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="print the perplexity of every model at every rank instead")
     add_model_options(c)
     add_format_argument(c)
+    h = sub.add_parser("harvest", help="position bias from (query, doc) pairs shown at several "
+                       "ranks (intervention harvesting), beside PBM's",
+                       description="Examination per rank relative to rank 1 from (query, doc) "
+                       "pairs the log shows at rank 1 and at rank k (Agarwal et al. 2019), with "
+                       "a bootstrap interval over queries, and PBM's estimate beside it.")
+    h.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    h.add_argument("--n-boot", type=_positive, default=1000, metavar="B",
+                   help="bootstrap resamples of queries (default 1000)")
+    h.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    h.add_argument("--confidence", type=float, default=0.95,
+                   help="interval confidence (default 0.95)")
+    h.add_argument("--no-pbm", action="store_true", help="do not fit PBM for comparison")
+    add_model_options(h)
+    add_format_argument(h)
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -95,7 +109,26 @@ def _load(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     if args.action == "fit":
         return _fit(args)
+    if args.action == "harvest":
+        return _harvest(args)
     return _compare(args)
+
+
+def _harvest(args: argparse.Namespace) -> int:
+    from onlineeval.clickmodels import fit
+    from onlineeval.clickmodels.harvest import harvest_position_bias
+
+    logs = _load(args)
+    out = harvest_position_bias(logs, query=args.query_column, max_rank=args.max_rank,
+                                n_boot=args.n_boot, seed=args.seed,
+                                confidence=args.confidence)
+    if not args.no_pbm:
+        pbm = fit(logs, "pbm", prior=args.prior, max_rank=args.max_rank,
+                  max_iter=args.max_iter, query=args.query_column).position_bias
+        out = out.merge(pbm[["rank", "relative"]].rename(columns={"relative": "pbm"}),
+                        on="rank", how="left")
+    emit(out, args.format)
+    return 0
 
 
 def _fit(args: argparse.Namespace) -> int:

@@ -79,3 +79,30 @@ def test_harvested_bias_from_logs_agrees_with_pbm(sim):
     pbm = fit(logs, "pbm").position_bias.set_index("rank")["relative"]
     assert pbm.loc[2:4].to_numpy() == pytest.approx(out["relative"].loc[2:4].to_numpy(),
                                                     abs=0.08)
+
+
+def test_cli_harvest_prints_both_estimates(sim, tmp_path, capsys):
+    import json
+
+    from onlineeval.cli import main
+
+    rng = np.random.default_rng(0)
+    docs = {f"q{i}": [f"d{i}_{j}" for j in range(3)] for i in range(10)}
+    params = {"alpha": {(q, d): 0.5 for q in docs for d in docs[q]},
+              "exam": {1: 1.0, 2: 0.6, 3: 0.4}}
+    pages = []
+    for _ in range(3000):
+        q = f"q{rng.integers(10)}"
+        shown = list(rng.permutation(docs[q]))
+        pages.append((q, shown, sim.program("pbm", params, q, shown,
+                                            lambda p: rng.random() < p)))
+    d = tmp_path / "logs"
+    d.mkdir()
+    for name, df in sim.tables(pages).items():
+        df.to_csv(d / f"{name}.csv", index=False)
+    assert main(["clickmodel", "harvest", str(d), "--n-boot", "200", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert rows[1]["relative"] == pytest.approx(0.6, abs=0.1)
+    assert rows[1]["pbm"] == pytest.approx(0.6, abs=0.1)
+    assert rows[1]["ci_low"] < rows[1]["relative"] < rows[1]["ci_high"]
