@@ -82,7 +82,7 @@ def log_prior(values: np.ndarray, prior: Prior) -> float:
 def bernoulli_ll(p: np.ndarray, c: np.ndarray) -> np.ndarray:
     """log P(c) for c ~ Bernoulli(p), elementwise (log 0 = -inf)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(c, np.log(p), np.log1p(-p))
+        return np.log(np.where(c, p, 1.0 - p))
 
 
 def take_pair(values: np.ndarray, index: np.ndarray, default: float) -> np.ndarray:

@@ -57,15 +57,18 @@ class Posterior:
         last = pat.last_click()
         pos = np.arange(width)[None, :]
         rows = np.arange(n_pat)
-        # z[:, k]: P(no click at positions k.. | position k examined); 1 past the page end
-        z = np.ones((n_pat, width + 1))
+        # per-position vectors are rows of these transposed copies, so the loops over the
+        # (few) positions read contiguous memory
+        a_t = np.ascontiguousarray(alpha.T)
+        m_t = np.ascontiguousarray(mask.T)
+        # z_t[k]: P(no click at positions k.. | position k examined); 1 past the page end
+        z_t = np.ones((width + 1, n_pat))
         with np.errstate(invalid="ignore", divide="ignore"):
             for k in range(width - 1, -1, -1):
-                z[:, k] = np.where(mask[:, k], (1 - alpha[:, k]) * ((1 - g) + g * z[:, k + 1]),
-                                   1.0)
+                z_t[k] = np.where(m_t[k], (1 - a_t[k]) * ((1 - g) + g * z_t[k + 1]), 1.0)
             at_l = np.clip(last, 0, None)
             u_l = u[rows, at_l]
-            z_next = z[rows, at_l + 1]
+            z_next = z_t[at_l + 1, rows]
             clicked_any = last >= 0
             has_next = clicked_any & (last + 1 < n)
             go_on = (1 - u_l) * ((1 - g) + g * z_next)  # unsatisfied, then no click below
@@ -74,19 +77,22 @@ class Posterior:
             self.p_sat_last = np.where(has_next, u_l / tail, np.nan)
             e_after = np.where(clicked_any, np.where(has_next, (1 - u_l) * g * z_next / tail,
                                                      0.0), 1.0)
-            exam = np.where(pos <= last[:, None], 1.0, 0.0)
-            step = g * z[:, :width] / ((1 - g) + g * z[:, :width])
+            # posterior examination: 1 down to the last click, then carried on by the chain
+            e_t = np.zeros((width, n_pat))
+            step = g * z_t[:width] / ((1 - g) + g * z_t[:width])
+            prev = np.zeros(n_pat)
             for k in range(width):
-                e_k = np.where(k == last + 1, e_after,
-                               np.where(k > last + 1, exam[:, k - 1] * step[:, k] if k else 0.0,
-                                        exam[:, k]))
-                exam[:, k] = np.where(mask[:, k], e_k, 0.0)
+                e_k = np.where(k <= last, 1.0,
+                               np.where(k == last + 1, e_after, prev * step[k]))
+                e_t[k] = np.where(m_t[k], e_k, 0.0)
+                prev = e_t[k]
+            exam = e_t.T
             before = (pos < last[:, None]) & mask
             upto = (pos <= last[:, None]) & mask
             head = np.where(upto, bernoulli_ll(alpha, click), 0.0).sum(axis=1)
             head += np.where(before & click, np.log(1 - u), 0.0).sum(axis=1)
             head += np.log(g) * before.sum(axis=1) if g != 1 else 0.0
-            self.loglik = head + np.log(np.where(clicked_any, tail, z[:, 0]))
+            self.loglik = head + np.log(np.where(clicked_any, tail, z_t[0]))
         self.exam = exam
         self.p_attr = np.where(upto, click, alpha * (1 - exam))
         self.last = last
