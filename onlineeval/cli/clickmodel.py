@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from onlineeval.cli import _positive_int
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "clickmodel"
@@ -25,25 +26,15 @@ def _prior(text: str) -> tuple[float, float]:
     return a, b
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1; got {text!r}")
-    return n
-
-
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Estimation options shared by the commands that fit a click model."""
     parser.add_argument("--prior", type=_prior, default=(1.0, 1.0), metavar="A,B",
                         help="Beta pseudo-counts added to every estimated probability "
                         "(default 1,1; 0,0 = maximum likelihood)")
-    parser.add_argument("--max-rank", type=_positive, default=10, metavar="N",
+    parser.add_argument("--max-rank", type=_positive_int, default=10, metavar="N",
                         help="model ranks 1..N (default 10); deeper results are counted and "
                         "left out")
-    parser.add_argument("--max-iter", type=_positive, default=1000, metavar="N",
+    parser.add_argument("--max-iter", type=_positive_int, default=1000, metavar="N",
                         help="EM iterations at most (default 1000)")
     parser.add_argument("--query-column", default="query", metavar="COL",
                         help="searches column taken as the query (default query; e.g. qid)")
@@ -88,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        "pairs the log shows at rank 1 and at rank k (Agarwal et al. 2019), with "
                        "a bootstrap interval over queries, and PBM's estimate beside it.")
     h.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
-    h.add_argument("--n-boot", type=_positive, default=1000, metavar="B",
+    h.add_argument("--n-boot", type=_positive_int, default=1000, metavar="B",
                    help="bootstrap resamples of queries (default 1000)")
     h.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     h.add_argument("--confidence", type=float, default=0.95,

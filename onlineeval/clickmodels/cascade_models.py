@@ -159,6 +159,18 @@ class _Cascade:
     def log_likelihood(self, b: dict[str, np.ndarray], pat: Patterns) -> np.ndarray:
         return Posterior(b["alpha"], b["u"], float(b["g"]), pat).loglik
 
+    def _em_step(self, params: Params, pat: Patterns, prior: Prior, den_a: np.ndarray
+                 ) -> tuple[float, Posterior, np.ndarray, np.ndarray]:
+        """E-step at ``params``; updates attractiveness; returns the objective there, the
+        posteriors and the satisfaction terms for the model's own M-step."""
+        b = self.bind(params, pat, pat.pair, prior)
+        post = Posterior(b["alpha"], b["u"], float(b["g"]), pat)
+        obj = float((pat.weight * post.loglik).sum()) + self.log_prior(params, prior)
+        params.pair["attractiveness"] = beta_update(
+            pair_sums(pat, pat.mask, post.p_attr), den_a, prior)
+        where, p_sat = post.satisfaction_terms(pat)
+        return obj, post, where, p_sat
+
     def objective(self, params: Params, pat: Patterns, prior: Prior) -> float:
         ll = self.log_likelihood(self.bind(params, pat, pat.pair, prior), pat)
         return float((pat.weight * ll).sum()) + self.log_prior(params, prior)
@@ -256,12 +268,7 @@ class DCM(_Cascade):
         den_a = pair_sums(pat, pat.mask, 1.0)
 
         def step() -> float:
-            b = self.bind(params, pat, pat.pair, prior)
-            post = Posterior(b["alpha"], b["u"], 1.0, pat)
-            obj = float((pat.weight * post.loglik).sum()) + self.log_prior(params, prior)
-            params.pair["attractiveness"] = beta_update(
-                pair_sums(pat, pat.mask, post.p_attr), den_a, prior)
-            where, p_sat = post.satisfaction_terms(pat)
+            obj, _, where, p_sat = self._em_step(params, pat, prior, den_a)
             params.rank["continuation"] = beta_update(
                 rank_sums(pat, where, 1 - p_sat, size), rank_sums(pat, where, 1.0, size), prior)
             params.rank["continuation"][0] = np.nan
@@ -297,12 +304,7 @@ class DBN(_Cascade):
         den_a = pair_sums(pat, pat.mask, 1.0)
 
         def step() -> float:
-            b = self.bind(params, pat, pat.pair, prior)
-            post = Posterior(b["alpha"], b["u"], float(b["g"]), pat)
-            obj = float((pat.weight * post.loglik).sum()) + self.log_prior(params, prior)
-            params.pair["attractiveness"] = beta_update(
-                pair_sums(pat, pat.mask, post.p_attr), den_a, prior)
-            where, p_sat = post.satisfaction_terms(pat)
+            obj, post, where, p_sat = self._em_step(params, pat, prior, den_a)
             params.pair["satisfaction"] = beta_update(
                 pair_sums(pat, where, p_sat), pair_sums(pat, where, 1.0), prior)
             if post.cont_den > 0:

@@ -18,6 +18,8 @@ from onlineeval.clickmodels._base import (
     Prior,
     check_iterations,
     check_prior,
+    pair_sums,
+    rank_sums,
 )
 from onlineeval.clickmodels.models import MODELS
 from onlineeval.clickmodels.patterns import (
@@ -330,18 +332,20 @@ def fit_patterns(patterns: Patterns, model: str = "dbn", *,
 
 
 def _pair_count(pat: Patterns, where: np.ndarray) -> np.ndarray:
-    w = np.broadcast_to(pat.weight[:, None], pat.pair.shape)
-    return np.rint(np.bincount(pat.pair[where], weights=w[where],
-                               minlength=len(pat.pairs))).astype(np.int64)
+    return np.rint(pair_sums(pat, where, 1.0)).astype(np.int64)
+
+
+def _per_rank(pat: Patterns, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranks shown, the pages showing each, and the page-weighted sum of ``values``."""
+    size = pat.max_rank + 1
+    pages = rank_sums(pat, pat.mask, 1.0, size)
+    total = rank_sums(pat, pat.mask, values, size)
+    ranks = np.nonzero(pages)[0]
+    return ranks, pages, total
 
 
 def _position_bias(exam: np.ndarray, pat: Patterns) -> pd.DataFrame:
-    size = pat.max_rank + 1
-    w = np.broadcast_to(pat.weight[:, None], pat.rank.shape)
-    m = pat.mask
-    pages = np.bincount(pat.rank[m], weights=w[m], minlength=size)
-    total = np.bincount(pat.rank[m], weights=(w * exam)[m], minlength=size)
-    ranks = np.nonzero(pages)[0]
+    ranks, pages, total = _per_rank(pat, exam)
     mean = total[ranks] / pages[ranks]
     first = mean[0] if len(ranks) and ranks[0] == 1 else float("nan")
     return pd.DataFrame({"rank": ranks, "pages": np.rint(pages[ranks]).astype(np.int64),
@@ -357,13 +361,10 @@ def evaluate(fitted: ClickModelFit, pat: Patterns) -> Evaluation:
     probs = spec.click_probs(bound, pat)
     with np.errstate(divide="ignore", invalid="ignore"):
         log2p = np.where(pat.click, np.log2(probs), np.log2(1 - probs))
-    size = pat.max_rank + 1
-    w = np.broadcast_to(pat.weight[:, None], pat.rank.shape)
-    m = pat.mask
-    pages = np.bincount(pat.rank[m], weights=w[m], minlength=size)
-    total = np.bincount(pat.rank[m], weights=(w * log2p)[m], minlength=size)
-    ranks = np.nonzero(pages)[0]
+    ranks, pages, total = _per_rank(pat, log2p)
     per_rank = 2.0 ** (-total[ranks] / pages[ranks])
+    m = pat.mask
+    w = np.broadcast_to(pat.weight[:, None], pat.rank.shape)
     unseen = (index < 0) & m
     return Evaluation(
         model=fitted.model, pages=pat.pages,
