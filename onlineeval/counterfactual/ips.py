@@ -103,7 +103,7 @@ def read_propensities(source: str | Path | pd.DataFrame | dict[int, float]) -> n
 def ips_from_terms(terms: pd.DataFrame, propensity: np.ndarray, k: int, *,
                    clip: float | None = None, confidence: float = 0.95) -> dict[str, Any]:
     """The IPS estimate from per-unit terms (``counterfactual/click_terms`` rows: unit,
-    pages, shown_top, logged_rank, cand_rank, clicks)."""
+    pages, slots, shown_top, logged_rank, cand_rank, clicks)."""
     if clip is not None and not clip > 0:
         raise InvalidParameterError(f"clip must be > 0; got {clip!r}")
     if not 0 < confidence < 1:
@@ -114,7 +114,7 @@ def ips_from_terms(terms: pd.DataFrame, propensity: np.ndarray, k: int, *,
         raise InvalidParameterError(
             f"clicks@{k} needs a propensity > 0 for every rank 1..{k}; got "
             f"{[None if i >= p.size or not np.isfinite(p[i]) else float(p[i]) for i in need]}")
-    units = terms.drop_duplicates("unit")[["unit", "pages", "shown_top"]]
+    units = terms.drop_duplicates("unit")[["unit", "pages", "slots", "shown_top"]]
     hits = terms.dropna(subset=["logged_rank"])
     hits = hits[hits["clicks"] > 0]
     lr = hits["logged_rank"].to_numpy(np.int64)
@@ -144,8 +144,8 @@ def ips_from_terms(terms: pd.DataFrame, propensity: np.ndarray, k: int, *,
         "weighted_clicks": int(used.sum()),
         "effective_sample_size": sw * sw / sw2 if sw2 > 0 else 0.0,
         "clipped_clicks": int(n[clipped].sum()),
-        "unsupported_share": 1 - float(per_unit["shown_top"].sum()) / (pages * k)
-        if pages else float("nan"),
+        "unsupported_share": 1 - float(per_unit["shown_top"].sum())
+        / float(per_unit["slots"].sum()) if pages else float("nan"),
         "clicks_without_propensity": int(n[~known].sum()),
     }
 
@@ -246,6 +246,11 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
                       f"candidate top-{k} documents at logged ranks without a propensity (or "
                       f"beyond max_rank={max_rank}) are left out: the estimate is low by "
                       "their share", UserWarning, stacklevel=2)
+    if res["unsupported_share"] > 0:
+        warnings.warn(f"counterfactual: {res['unsupported_share']:.1%} of the candidate's "
+                      f"top-{k} slots hold a document the logged page did not show; no click "
+                      "can be counted for them, so the estimate is biased low",
+                      UserWarning, stacklevel=2)
     ranks = np.flatnonzero(np.isfinite(p))
     return CounterfactualResult(
         metric=f"clicks@{k}", estimator=estimator, confidence=confidence, clip=clip,

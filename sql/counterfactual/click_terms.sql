@@ -13,8 +13,9 @@
 --   candidate's top-k documents per query. Queries and document ids are compared as text.
 -- pages: a search whose query (as text) the candidate ranks. Logged ranks above $max_rank
 --   are not read (their clicks are counted in clicks_beyond_max_rank).
--- outputs: unit, pages BIGINT (of the unit), shown_top BIGINT (result rows of those pages
---   that show one of the candidate's top-k documents for the query), logged_rank, cand_rank,
+-- outputs: unit, pages BIGINT (of the unit), slots (sum over those pages of the number of
+--   documents the candidate ranks in its top k for the page's query), shown_top BIGINT
+--   (result rows of those pages that show one of those documents), logged_rank, cand_rank,
 --   clicks BIGINT (pages with a click at logged_rank on the document the candidate puts at
 --   cand_rank), pages_without_candidate BIGINT and clicks_beyond_max_rank BIGINT (the same
 --   on every row).
@@ -51,8 +52,14 @@ hits AS (
 shown AS (
     SELECT unit, count(*) AS shown_top FROM on_top WHERE rank <= $max_rank GROUP BY unit
 ),
+cand_sizes AS (
+    SELECT query, count(*) AS n_cand FROM cand GROUP BY query
+),
 per_unit AS (
-    SELECT unit, count(*) AS pages FROM pages GROUP BY unit
+    SELECT p.unit, count(*) AS pages, sum(cs.n_cand) AS slots
+    FROM pages AS p
+    JOIN cand_sizes AS cs ON cs.query = p.query
+    GROUP BY p.unit
 ),
 left_out AS (
     SELECT count(*) AS n FROM s WHERE s.query NOT IN (SELECT query FROM cand)
@@ -63,7 +70,7 @@ beyond AS (
     JOIN clicked AS c ON c.search_id = t.search_id AND c.rank = t.rank
     WHERE t.rank > $max_rank
 )
-SELECT u.unit, u.pages, coalesce(sh.shown_top, 0) AS shown_top, h.logged_rank, h.cand_rank,
+SELECT u.unit, u.pages, u.slots, coalesce(sh.shown_top, 0) AS shown_top, h.logged_rank, h.cand_rank,
     coalesce(h.clicks, 0) AS clicks,
     (SELECT n FROM left_out) AS pages_without_candidate,
     (SELECT n FROM beyond) AS clicks_beyond_max_rank

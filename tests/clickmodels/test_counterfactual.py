@@ -41,7 +41,7 @@ def _terms(seed: int, alpha, logged, cand, users: int = 300) -> pd.DataFrame:
                 c = cand_rank[q, docs[r]]
                 if c <= K:
                     counts[(r + 1, c)] = counts.get((r + 1, c), 0) + 1
-        base = {"unit": u, "pages": n_pages, "shown_top": n_pages * K}
+        base = {"unit": u, "pages": n_pages, "slots": n_pages * K, "shown_top": n_pages * K}
         if counts:
             rows += [dict(base, logged_rank=lr, cand_rank=cr, clicks=n)
                      for (lr, cr), n in counts.items()]
@@ -75,7 +75,8 @@ def test_wrong_propensities_bias_the_estimate():
 
 
 def test_clipping_and_effective_sample_size_are_reported():
-    terms = pd.DataFrame({"unit": ["a", "a", "b"], "pages": [2, 2, 1], "shown_top": [4, 4, 1],
+    terms = pd.DataFrame({"unit": ["a", "a", "b"], "pages": [2, 2, 1], "slots": [4, 4, 2],
+                          "shown_top": [4, 4, 1],
                           "logged_rank": [1, 3, 2], "cand_rank": [2, 1, 1],
                           "clicks": [1, 2, 1]})
     p = np.array([np.nan, 1.0, 0.5, 0.25])
@@ -84,6 +85,8 @@ def test_clipping_and_effective_sample_size_are_reported():
     assert res["value"] == pytest.approx((0.5 + 8 + 2) / 3)
     assert res["effective_sample_size"] == pytest.approx(10.5 ** 2 / (0.25 + 32 + 4))
     assert res["unsupported_share"] == pytest.approx(1 - 5 / 6)
+    # a candidate listing one document for b's query has one slot there: all supported
+    assert ips_from_terms(terms.assign(slots=[4, 4, 1]), p, 2)["unsupported_share"] == 0
     clipped = ips_from_terms(terms, p, 2, clip=3.0)
     assert clipped["clipped_clicks"] == 2
     assert clipped["value"] == pytest.approx((0.5 + 6 + 2) / 3)
@@ -195,3 +198,21 @@ def test_cli_counterfactual_prints_the_estimate(sim, tmp_path, capsys):
     assert row["value"] == pytest.approx(direct.value, rel=1e-12)
     assert row["units"] == 100 and row["estimator"] == "ips"
     assert "propensities: file" in out.err
+
+
+def test_candidate_documents_the_log_never_showed_are_reported_as_unsupported():
+    searches = pd.DataFrame({"search_id": ["s1", "s2", "s3"], "user_id": ["u1", "u1", "u2"],
+                             "query": ["q", "q", "r"]})
+    results = pd.DataFrame({"search_id": ["s1", "s1", "s2", "s2", "s3"],
+                            "rank": [1, 2, 1, 2, 1], "doc_id": ["a", "b", "b", "a", "x"]})
+    clicks = pd.DataFrame({"search_id": ["s1", "s2", "s3"], "rank": [2, 1, 1]})
+    logs = onlineeval.load_logs(searches=searches, results=results, clicks=clicks)
+    # q: candidate top 2 = b, c (c never shown); r: only x ranked (one slot)
+    run = pd.DataFrame({"qid": ["q", "q", "q", "r"], "docno": ["b", "c", "a", "x"],
+                        "score": [3.0, 2.0, 1.0, 1.0]})
+    with pytest.warns(UserWarning, match="40.0% of the candidate's top-2 slots"):
+        res = evaluate(logs, run, metric="clicks@2", propensities={1: 1.0, 2: 0.5})
+    # slots: 2 + 2 + 1 = 5; shown: b on s1 and s2, x on s3 = 3
+    assert res.unsupported_share == pytest.approx(1 - 3 / 5)
+    # clicks: s1 b at 2 -> cand 1: 1/0.5 = 2; s2 b at 1 -> cand 1: 1; s3 x at 1 -> 1
+    assert res.value == pytest.approx((2 + 1 + 1) / 3)
