@@ -109,3 +109,23 @@ def test_compare_scores_each_model_on_the_same_held_out_pages(pages):
     # data simulated from a DBN: the DBN predicts the held-out clicks better than PBM
     assert row["log_likelihood"] > c.table.set_index("model").loc["pbm", "log_likelihood"]
     json.dumps(c.table.to_dict())
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    from onlineeval.clickmodels import atomic
+
+    out = tmp_path / "m.json"
+    out.write_text("old\n")
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic.write_text_atomic(out, "new\n")
+    assert out.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    with pytest.raises(InputError, match="is a directory"):
+        atomic.write_text_atomic(tmp_path, "x")
+    with pytest.raises(InputError, match="does not exist"):
+        atomic.write_text_atomic(tmp_path / "nope" / "m.json", "x")
