@@ -50,6 +50,7 @@ def _terms(seed: int, alpha, logged, cand, users: int = 300) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_interval_covers_the_candidates_true_value_about_95_percent_of_runs():
     """The true value is the candidate's expected clicks@3 with the average user (the boost
     has mean 1), computed from the simulation's own parameters."""

@@ -46,6 +46,7 @@ def test_the_estimate_is_the_ratio_of_summed_ctrs_over_the_interventional_set():
                     .loc[3, "ci_low"])
 
 
+@pytest.mark.slow
 def test_the_interval_covers_the_true_bias_about_95_percent_of_the_time():
     hits = np.zeros(3)
     reps = 200
