@@ -203,14 +203,26 @@ class CM(_Cascade):
         return log_prior(params.pair["attractiveness"], prior)
 
 
-class SDBN(_Cascade):
-    name = "sdbn"
-    summary = ("simplified DBN: attractiveness and satisfaction per (query, doc), read on "
-               "with probability 1, closed form")
+class _Satisfied(_Cascade):
+    """sdbn and dbn: satisfaction per (query, doc) ends the reading after a click."""
+
     pair_columns = ("attractiveness", "satisfaction")
 
     def _u(self, params: Params, pat: Patterns, index: np.ndarray, d: float) -> np.ndarray:
         return take_pair(params.pair["satisfaction"], index, d)
+
+    def log_prior(self, params: Params, prior: Prior) -> float:
+        return (log_prior(params.pair["attractiveness"], prior)
+                + log_prior(params.pair["satisfaction"], prior))
+
+    def relevance(self, params: Params) -> np.ndarray | None:
+        return params.pair["attractiveness"] * params.pair["satisfaction"]
+
+
+class SDBN(_Satisfied):
+    name = "sdbn"
+    summary = ("simplified DBN: attractiveness and satisfaction per (query, doc), read on "
+               "with probability 1, closed form")
 
     def fit(self, pat: Patterns, prior: Prior, max_iter: int, tol: float
             ) -> tuple[Params, FitTrace]:
@@ -236,12 +248,6 @@ class SDBN(_Cascade):
         ll += np.where(upto & pat.click, bernoulli_ll(s, pos == last[:, None]), 0.0)
         return float((pat.weight[:, None] * ll).sum()) + self.log_prior(params, prior)
 
-    def log_prior(self, params: Params, prior: Prior) -> float:
-        return (log_prior(params.pair["attractiveness"], prior)
-                + log_prior(params.pair["satisfaction"], prior))
-
-    def relevance(self, params: Params) -> np.ndarray | None:
-        return params.pair["attractiveness"] * params.pair["satisfaction"]
 
 
 class DCM(_Cascade):
@@ -283,14 +289,10 @@ class DCM(_Cascade):
                 + log_prior(params.rank["continuation"][1:], prior))
 
 
-class DBN(_Cascade):
+class DBN(_Satisfied):
     name = "dbn"
     summary = ("dynamic Bayesian network: attractiveness and satisfaction per (query, doc), "
                "read on with probability gamma")
-    pair_columns = ("attractiveness", "satisfaction")
-
-    def _u(self, params: Params, pat: Patterns, index: np.ndarray, d: float) -> np.ndarray:
-        return take_pair(params.pair["satisfaction"], index, d)
 
     def _g(self, params: Params) -> float:
         return float(params.scalar["gamma"])
@@ -315,9 +317,3 @@ class DBN(_Cascade):
         trace.history.append(self.objective(params, pat, prior))
         return params, trace
 
-    def log_prior(self, params: Params, prior: Prior) -> float:
-        return (log_prior(params.pair["attractiveness"], prior)
-                + log_prior(params.pair["satisfaction"], prior))
-
-    def relevance(self, params: Params) -> np.ndarray | None:
-        return params.pair["attractiveness"] * params.pair["satisfaction"]
