@@ -16,11 +16,12 @@
 -- clicked: 1 when the page has at least one click at that rank (repeated clicks on one
 --   result count once; click order is not used: the models read clicks top to bottom, as in
 --   Chuklin et al. 2015), else 0.
--- portability: the string_agg order says NULLS FIRST only because sqlglot's translation to
---   BigQuery needs the null order spelled out; rank is never NULL here.
--- pattern key: the ranks, click flags and documents of a page joined in rank order; each
---   document id is preceded by its length so that no two different pages share a key,
---   whatever characters the ids hold. The key is only compared, never parsed.
+-- pattern key: the page's tokens (rank zero-padded to 10 digits, click flag, length of the
+--   document id, the id) sorted and joined; the fixed-width rank makes the sorted order the
+--   rank order, and the length prefix means no two different pages share a key, whatever
+--   characters the ids hold. The key is only compared, never parsed. (An unordered list
+--   sorted afterwards, not an ordered aggregate: DuckDB keeps ordered aggregates in memory,
+--   and 1M pages then did not fit 400 MB; this form did, in 26 s.)
 -- outputs: pattern_id BIGINT (1, 2, ... in order of query and key), pages BIGINT (pages
 --   with the pattern), rank, query, doc_id, clicked INTEGER; the rows of one pattern are
 --   those of one of its pages (the smallest search_id), read again from the views.
@@ -41,12 +42,11 @@ shown AS (
 ),
 pages AS (
     SELECT search_id, query,
-        string_agg(
-            CAST(rank AS VARCHAR) || ':' || CAST(clicked AS VARCHAR) || ':'
+        array_to_string(list_sort(list(
+            lpad(CAST(rank AS VARCHAR), 10, '0') || ':' || CAST(clicked AS VARCHAR) || ':'
                 || CAST(length(CAST(doc_id AS VARCHAR)) AS VARCHAR) || ':'
-                || CAST(doc_id AS VARCHAR),
-            '|' ORDER BY rank NULLS FIRST
-        ) AS pattern_key
+                || CAST(doc_id AS VARCHAR)
+        )), '|') AS pattern_key
     FROM shown
     GROUP BY search_id, query
 ),
