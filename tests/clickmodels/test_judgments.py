@@ -102,7 +102,7 @@ def test_cli_refuses_inputs_and_keeps_old_output_on_error(tmp_path, capsys):
         logs / "results.csv", index=False)
     pd.DataFrame({"search_id": ["s1"], "rank": [1]}).to_csv(logs / "clicks.csv", index=False)
     assert main(["qrels-from-clicks", str(logs), "-o", str(logs / "clicks.csv")]) == 2
-    assert "refusing to write over or inside the input" in capsys.readouterr().err
+    assert "would change the input" in capsys.readouterr().err
     out = tmp_path / "old.qrels"
     out.write_text("kept\n")
     assert main(["qrels-from-clicks", str(logs), "-o", str(out), "--min-impressions",

@@ -86,7 +86,7 @@ def test_cli_refuses_to_write_into_the_log_and_names_bad_models(yandex, capsys):
                  str(yandex / "searches.json")]) == 2
     assert main(["clickmodel", "fit", str(yandex), "--model", "dbx"]) == 2
     err = capsys.readouterr().err
-    assert "refusing to write over or inside the input" in err
+    assert "would change the input" in err
     assert "did you mean 'dbn'" in err
     assert sorted(p.name for p in yandex.iterdir()) == before
 
