@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from onlineeval.cli._output import emit, records
+from onlineeval.cli._output import emit
+from onlineeval.formatting import records
 
 
 def frame():
