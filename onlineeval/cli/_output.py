@@ -15,11 +15,12 @@ from typing import TextIO
 import pandas as pd
 
 from onlineeval.formatting import constant_columns, describe_constants, records, text_table
+from onlineeval.stats.results import RESULT_COLUMNS
 
 FORMATS = ("table", "csv", "json")
 
-#: result columns (:data:`onlineeval.stats.results.RESULT_COLUMNS`) a table says once when
-#: they are the same in every row
+#: result columns (:data:`onlineeval.stats.results.RESULT_COLUMNS`) a table of results says
+#: once when they are the same in every row
 SAID_ONCE: tuple[str, ...] = ("ci_level", "correction", "family_size", "test", "unit")
 
 
@@ -40,7 +41,9 @@ def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
     elif fmt == "csv":
         df.to_csv(out, index=False)
     else:
-        shown, once = constant_columns(df, SAID_ONCE)
+        shown, once = df, {}
+        if set(RESULT_COLUMNS) <= set(df.columns):
+            shown, once = constant_columns(df, SAID_ONCE)
         if "correction" in once and once["correction"] is None and "p_adjusted" in shown \
                 and shown["p_adjusted"].isna().all():
             # a design without a correction (interleaving, agreement): no column of nulls
