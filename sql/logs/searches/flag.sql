@@ -9,6 +9,7 @@
 -- identifiers: source, text_required, other_required
 -- source: the check view of the searches (onlineeval.logs.tables.Table.check).
 -- text_required: the required columns of type VARCHAR; other_required: the others.
+--   (logs/searches/pass restates this test inline; its header says why.)
 -- outputs: every column of the source, then _oe_null BOOLEAN.
 SELECT s.*,
     ({{text_required:(s.@ IS NULL OR s.@ = '') OR |}}{{other_required:s.@ IS NULL OR |}} false)
