@@ -212,7 +212,7 @@ def _baseline_moments(
                    sums=[columns[i] for i in used if columns[i] != "units"],
                    means=[columns[i] for i in used],
                    pairs=[(columns[a], columns[b]) for a, b in cov_pairs])
-    row = con.execute(sql, q.bind(variant=variant)).fetchone()
+    row = con.execute(sql, q.bind(variant=variant)).fetchall()[0]
     names = [f"m{i}" for i in used] + [f"s{a}_{b}" for a, b in cov_pairs] + [
         "n", "null_searches"]
     value = {k: (float("nan") if v is None else v) for k, v in zip(names, row, strict=True)}

@@ -125,7 +125,7 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     counts = load("interleaving/page_counts")
     n, lonely, before, after, first, last = con.execute(
         counts.render(), counts.bind(experiment=experiment, win_start=start, win_end=end)
-    ).fetchone()
+    ).fetchall()[0]
     n, lonely = int(n or 0), int(lonely or 0)
     if n == 0:
         known = [e for (e,) in con.execute(load("interleaving/experiments").render()).fetchall()]
