@@ -220,11 +220,9 @@ def _per_query_interleaving(exp: Experiment, logs: Any) -> pd.DataFrame:
     and the readout's warnings (e.g. pages naming a single team) are captured there, once.
     Call it right after :func:`_interleaving` on the same logs.
     """
-    from onlineeval.queries import load
+    from onlineeval.interleaving.outcomes import per_query
 
-    q = load("agreement/per_query_interleaving")
-    return logs.con.execute(q.render(query=[_query_column(logs)]),
-                            q.bind(team=exp.treatment_team, other=exp.control_team)).df()
+    return per_query(logs, exp.treatment_team, exp.control_team, _query_column(logs))
 
 
 def _query_column(logs: Any) -> str:
@@ -235,14 +233,10 @@ def _query_column(logs: Any) -> str:
 
 def _per_query_ab(exp: Experiment, logs: Any) -> pd.DataFrame:
     """Per-query CTR difference treatment − control (sql/agreement/per_query_ab_ctr.sql)."""
-    from onlineeval.queries import load
+    from onlineeval.online.per_query import ab_ctr_per_query
 
-    q = load("agreement/per_query_ab_ctr")
-    return logs.con.execute(
-        q.render(query=[_query_column(logs)]),
-        q.bind(experiment=exp.ab_experiment, control=exp.control_variant,
-               treatment=exp.treatment_variant),
-    ).df()
+    return ab_ctr_per_query(logs, exp.ab_experiment, exp.control_variant,
+                            exp.treatment_variant, _query_column(logs))
 
 
 def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
