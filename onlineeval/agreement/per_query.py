@@ -11,9 +11,10 @@ online delta of the same experiment:
   deltas with one of those, counting what is left out.
 
 Queries are matched on the logs' ``qid`` searches column when the log has it (the simulator
-writes it), else on the query text (:func:`query_column`). :func:`_per_query_sql` is the one
-place that runs ``sql/agreement/`` queries; each call makes sure that what it reads is its
-experiment's, so the result does not depend on what ran before on the same logs.
+writes it), else on the query text (:func:`query_column`). The SQL runs in
+:func:`onlineeval.interleaving.outcomes.per_query` and
+:func:`onlineeval.online.per_query.ab_ctr_per_query`; each call here makes sure that what it
+reads is its experiment's, so the result does not depend on what ran before on the same logs.
 """
 
 from __future__ import annotations
@@ -51,15 +52,6 @@ def query_column(logs: Any) -> str:
     return "qid" if "qid" in logs.extra_columns("searches") else "query"
 
 
-def _per_query_sql(logs: Any, name: str, **params: Any) -> pd.DataFrame:
-    """Run ``sql/agreement/<name>.sql`` on the logs, its topic column bound to
-    :func:`query_column`."""
-    from onlineeval.queries import load
-
-    q = load(f"agreement/{name}")
-    return logs.con.execute(q.render(query=[query_column(logs)]), q.bind(**params)).df()
-
-
 def per_query_interleaving(logs: Any, experiment: str | None, team: str, other: str, *,
                            start: Any = None, end: Any = None) -> PerQueryOnline:
     """Per-query Δ_q of ``team`` against ``other`` on the interleaved pages of
@@ -77,18 +69,19 @@ def per_query_interleaving(logs: Any, experiment: str | None, team: str, other: 
     logs = outcomes.as_logs(logs)
     if not _page_outcomes_defined(logs, experiment, start, end):
         outcomes.page_outcomes(logs, experiment, start=start, end=end)
-    table = _per_query_sql(logs, "per_query_interleaving", team=team, other=other)
+    table = outcomes.per_query(logs, team, other, query_column(logs))
     return PerQueryOnline(table, "delta_q", ("pages",), "pages",
                           "with no click on either team's results")
 
 
 def _page_outcomes_defined(logs: Any, experiment: str | None, start: Any, end: Any) -> bool:
     """Whether ``logs.con`` defines the page outcomes of exactly this experiment and window:
-    the view reads its parameters from a one-row table at query time, so the view answers
-    for whatever that row holds (``onlineeval.interleaving.outcomes``)."""
+    the view reads its bound parameters from session variables named after it
+    (:func:`onlineeval.queries.create`), so the view answers for whatever they hold."""
     import duckdb
 
     from onlineeval.interleaving import outcomes
+    from onlineeval.queries import view_parameters
     from onlineeval.window import bounds
 
     lo, hi = bounds(start, end)
@@ -97,12 +90,11 @@ def _page_outcomes_defined(logs: Any, experiment: str | None, start: Any, end: A
     logs.con.complete()
     try:
         logs.con.table(outcomes.PAGE_TABLE)
-        rows = logs.con.table(outcomes.PARAM_TABLE).fetchall()
     except duckdb.CatalogException:
         return False
-    if len(rows) != 1:
-        return False
-    held_experiment, held_start, held_end = rows[0]
+    held = view_parameters(logs.con, outcomes.PAGE_TABLE,
+                           ("experiment", "win_start", "win_end"))
+    held_experiment, held_start, held_end = held.values()
     return (held_experiment == (None if experiment is None else str(experiment))
             and _same_time(held_start, lo) and _same_time(held_end, hi))
 
@@ -117,8 +109,9 @@ def per_query_ab_ctr(logs: Any, experiment: str, control: str, treatment: str,
                      ) -> PerQueryOnline:
     """Per-query CTR difference treatment − control over the searches of ``experiment``'s two
     variants; undefined for a query searched in one arm only."""
-    table = _per_query_sql(logs, "per_query_ab_ctr", experiment=experiment, control=control,
-                           treatment=treatment)
+    from onlineeval.online.per_query import ab_ctr_per_query
+
+    table = ab_ctr_per_query(logs, experiment, control, treatment, query_column(logs))
     return PerQueryOnline(table, "ctr_delta", ("searches_control", "searches_treatment"),
                           "searches", "in one arm only")
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import sparse, stats
@@ -47,6 +48,16 @@ from onlineeval.stats.results import ComparisonResult
 _CHUNK_CELLS = 2_000_000
 
 
+def preference(wins_a: Any, wins_b: Any, ties: Any) -> np.ndarray:
+    """The preference for A, elementwise: (wins_A + ties / 2) / (wins_A + wins_B + ties) − 0.5
+    (Chapelle et al. 2012), in [−0.5, 0.5]; NaN where no page is decided. The one definition:
+    Δ_AB, the per-query Δ_q, the per-user Δ_u and the agreement's per-query table use it."""
+    wa, wb, t = (np.asarray(x, dtype=float) for x in (wins_a, wins_b, ties))
+    decided = wa + wb + t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(decided > 0, (wa + t / 2.0) / decided - 0.5, np.nan)
+
+
 def delta_ab(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray) -> np.ndarray:
     """Δ_AB per group along the last axis, averaged over groups with a decided page.
 
@@ -55,8 +66,8 @@ def delta_ab(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray) -> np.nda
     """
     wa, wb, t = (np.asarray(x, dtype=float) for x in (wins_a, wins_b, ties))
     decided = wa + wb + t
+    d = preference(wa, wb, t)
     with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(decided > 0, (wa + t / 2.0) / decided - 0.5, np.nan)
         n = np.sum(decided > 0, axis=-1)
         total = np.nansum(d, axis=-1)
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
@@ -171,7 +182,7 @@ def user_test(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray,
     top = int(np.argmax(decided))
     share = float(decided[top] / decided.sum())
     effective = float(decided.sum() ** 2 / (decided ** 2).sum())
-    d_u = (wa[has] + t[has] / 2.0) / decided[has] - 0.5
+    d_u = preference(wa[has], wb[has], t[has])
     mean = float(d_u.mean())
     if n < 2:
         return result(mean, nan, nan, nan, nan,

@@ -40,14 +40,13 @@ def test_readout_fields_and_hand_numbers(logs):
     assert (row.users, row.clicks_without_team, row.repeat_clicks) == (4, 1, 1)
 
 
-def test_readout_agrees_with_summary_sql(logs):
-    from onlineeval.interleaving import outcomes
+def test_readout_agrees_with_summary_sql(logs, summary_oracle):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = interleaving_readout(logs, n_resamples=50).set_index(
             ["experiment", "team_a", "team_b"])
-    sql = outcomes.summary(logs).set_index(["experiment", "team_a", "team_b"])
+    sql = summary_oracle(logs).set_index(["experiment", "team_a", "team_b"])
     sql = sql.loc[out.index]
     for col in ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties"):
         assert list(out[col]) == list(sql[col])
