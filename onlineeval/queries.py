@@ -325,6 +325,15 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
     return name
 
 
+def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The values bound to the parameters ``keys`` of the view ``name`` made by
+    :func:`create` (None for a key it did not bind): what the view currently answers for."""
+    names = [f"{name}__{key}" for key in keys]
+    row = con.execute("SELECT " + ", ".join(f"getvariable(${i + 1})" for i in range(len(names))),
+                      names).fetchone()
+    return dict(zip(keys, row, strict=True))
+
+
 def project(con: Any, name: str, source: str, expressions: Sequence[str]) -> str:
     """Store the temporary view ``name`` = the rows of ``source`` through the column
     ``expressions``; return the name. For the loader's typed views only: their expressions

@@ -38,6 +38,8 @@ ALLOWED: dict[tuple[str, str], str] = {
                               "table, binding a view's parameters into session variables",
     ("queries.py", "project"): "the loader's typed views: a source through the column "
                                "conversion expressions of logs/casting.py",
+    ("queries.py", "view_parameters"): "reads back the session variables create() bound "
+                                       "a view's parameters into",
 }
 
 
