@@ -33,8 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "support needed); dr: a pbm click model's predicted clicks plus "
                         "the ips-weighted residuals (fills slots the log did not show)")
     parser.add_argument("--model", default=None, metavar="pbm|FILE",
-                        help="dr's click model: a PBM fitted on the log (default) or a pbm "
-                        "model file written by `clickmodel fit --model pbm -o`")
+                        help="dr's click model: pbm, the log's own (default: examination = "
+                        "the propensities, attractiveness = clicks over examination mass; "
+                        "its noise is in the interval), or a pbm model file written by "
+                        "`clickmodel fit --model pbm -o` on other data (taken as exact)")
     parser.add_argument("--clip", type=float, default=None, metavar="M",
                         help="cap the weights p_c/p_l of ips and dr at M (default: no cap)")
     parser.add_argument("--query-column", default="query", metavar="COL",

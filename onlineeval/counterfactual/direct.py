@@ -83,20 +83,18 @@ def from_fit(fitted: ClickModelFit, source: str, query: str) -> DirectModel:
         source=source)
 
 
-def direct_model(source: Any, fit_on_log: Any, query: str) -> DirectModel:
-    """``source``: a :class:`DirectModel`, a fitted pbm :class:`ClickModelFit`, the path of
-    one written by ``clickmodel fit -o``, or ``"pbm"`` (``fit_on_log()`` fits it); ``query``
-    the searches column the estimate reads, which a fit must have been made on."""
+def direct_model(source: Any, query: str) -> DirectModel:
+    """``source``: a :class:`DirectModel`, a fitted pbm :class:`ClickModelFit` or the path of
+    one written by ``clickmodel fit -o``; ``query`` the searches column the estimate reads,
+    which a fit must have been made on."""
     from onlineeval.clickmodels import ClickModelFit
 
     if isinstance(source, DirectModel):
         return source
     if isinstance(source, ClickModelFit):
         return from_fit(source, f"{source.model} fit given", query)
-    if isinstance(source, str) and source == "pbm":
-        return from_fit(fit_on_log(), "pbm fitted on the log", query)
     if isinstance(source, (str, os.PathLike)):
         return from_fit(ClickModelFit.from_json(source), f"file {source}", query)
     raise InvalidParameterError(
-        f"model must be 'pbm', the path of a pbm click-model file, a ClickModelFit or a "
-        f"DirectModel; got {type(source).__name__}")
+        f"model must be 'pbm' (the log's own), the path of a pbm click-model file, a "
+        f"ClickModelFit or a DirectModel; got {type(source).__name__}")

@@ -50,17 +50,17 @@ def estimate(rows: pd.DataFrame, estimator: str, confidence: float = 0.95) -> di
     pages = rows["pages"].to_numpy(float)
     out = interval(rows[name].to_numpy(float), pages, confidence)
     slots = float(rows["slots"].sum())
-    if name == "snips":
-        ess = kish(float(rows["weighted_sum"].iloc[0]), float(rows["weighted_sum2"].iloc[0]))
-        clipped = 0
+    if "weighted_sum" in rows.columns:   # pooled per (query, document)
+        prefix = "" if name == "snips" else "dr_"
+        ess = kish(float(rows[prefix + "weighted_sum"].iloc[0]),
+                   float(rows[prefix + "weighted_sum2"].iloc[0]))
     else:
         ess = kish(float(rows["ips"].sum()), float(rows["clicks_w2"].sum()))
-        clipped = int(rows["clipped_clicks"].sum())
     out.update({
         "units": len(rows), "pages": int(pages.sum()),
         "weighted_clicks": int(rows["clicks_used"].sum()),
         "effective_sample_size": ess,
-        "clipped_clicks": clipped,
+        "clipped_clicks": int(rows["clipped_clicks"].sum()),
         "unsupported_share": 1 - float(rows["supported"].sum()) / slots if slots
         else float("nan"),
         "clicks_without_propensity": int(rows["clicks_without_propensity"].sum()),

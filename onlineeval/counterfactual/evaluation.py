@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from onlineeval.logs import Logs
 
 _METRIC = re.compile(r"^clicks@(\d+)$")
+OWN_MODEL = ("pbm on this log: examination = the propensities, attractiveness = the pair's "
+             "clicks over its examination mass")
 
 
 @dataclass
@@ -113,9 +115,11 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     clip
         Cap on the weights p_c / p_l of ips and dr (default none); snips has no such weight.
     model
-        dr's direct method: ``"pbm"`` (default: a PBM fitted on the log), the path of a pbm
-        model written by ``onlineeval clickmodel fit --model pbm -o``, a pbm
-        :class:`~onlineeval.clickmodels.ClickModelFit` or a :class:`DirectModel`.
+        dr's click model: ``None`` or ``"pbm"`` (default: the log's own, examination = the
+        propensities, attractiveness = clicks over examination mass, its noise in the
+        interval), or, taken as exact, the path of a pbm model written by ``onlineeval
+        clickmodel fit --model pbm -o``, a pbm :class:`~onlineeval.clickmodels.ClickModelFit`
+        or a :class:`DirectModel` (fit those on other data than ``logs``).
     unit
         The randomization unit the standard error clusters on (default ``user_id``).
     searches
@@ -155,16 +159,19 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
         return harvest_position_bias(logs, query=query, max_rank=max_rank, searches=searches)
 
     p, label = propensities_from(propensities, pbm, harvested)
-    dm = direct_model("pbm" if model is None else model, pbm, query) if name == "dr" else None
+    own = model is None or (isinstance(model, str) and model == "pbm")
+    dm = direct_model(model, query) if name == "dr" and not own else None
     res, used = estimate_on(logs.con, name, candidate_table(run, k), p, dm, k=k,
                             max_rank=max_rank, clip=clip, confidence=confidence,
                             searches=searches, query=query, unit=unit)
-    _warn(name, k, max_rank, res)
+    _warn("pooled" if sums.query_for(name, dm is not None) == sums.POOLED else name, k,
+          max_rank, res)
     ranks = np.flatnonzero(np.isfinite(used))
     res["clicks_without_propensity"] += res.pop("clicks_beyond_max_rank")
     return CounterfactualResult(
         metric=f"clicks@{k}", estimator=name, confidence=confidence, clip=clip,
-        propensity_source=label, model="" if dm is None else dm.source,
+        propensity_source=label,
+        model=dm.source if dm is not None else OWN_MODEL if name == "dr" else "",
         propensities=pd.DataFrame({"rank": ranks, "propensity": used[ranks]}), **res)
 
 
@@ -177,9 +184,7 @@ def estimate_inputs(name: str, cand: pd.DataFrame, p: np.ndarray, dm: DirectMode
     check_ranks(p, k)
     cand = cand.copy()
     exam = None
-    if name == "dr":
-        if dm is None:
-            raise InvalidParameterError("the dr estimate needs a click model")
+    if dm is not None:
         exam = dm.examination
         check_ranks(exam, k, "the click model's examination")
         alpha, seen = dm.lookup(cand["query"], cand["doc_id"])
@@ -203,20 +208,23 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
     DuckDB connection ``con``, given the candidate's top k (:func:`candidate_table`), the
     propensities per rank and, for dr, the model; also the propensities used."""
     cand, table = estimate_inputs(name, cand, p, dm, k=k, max_rank=max_rank)
-    rows = sums.per_unit(con, name, candidate=cand, propensity=table, max_rank=max_rank,
-                         clip=clip, searches=searches, query=query, unit=unit)
+    rows = sums.per_unit(con, sums.query_for(name, dm is not None), candidate=cand,
+                         propensity=table, max_rank=max_rank, clip=clip, searches=searches,
+                         query=query, unit=unit)
     if rows.empty:
         raise InputError(f"no page of the log has a query the candidate run ranks (compare "
                          f"the run's qids with searches.{query}; use query= to choose the "
                          "column)")
     res = estimate(rows, name, confidence)
     res["model_unseen_share"] = (float(rows["model_unseen"].sum()) / float(rows["slots"].sum())
-                                 if name == "dr" else float("nan"))
+                                 if "model_unseen" in rows.columns and name == "dr"
+                                 else float("nan"))
     used = table["propensity"].to_numpy(float, na_value=np.nan)
     return res, np.r_[np.nan, used]
 
 
-def _warn(name: str, k: int, max_rank: int, res: dict[str, Any]) -> None:
+def _warn(kind: str, k: int, max_rank: int, res: dict[str, Any]) -> None:
+    """``kind``: ips, dr (with a given model) or pooled (snips; dr with the log's model)."""
     unseen = res["model_unseen_share"]
     without = res["pages_without_candidate"]
     if without:
@@ -226,8 +234,8 @@ def _warn(name: str, k: int, max_rank: int, res: dict[str, Any]) -> None:
     if lost:
         effect = {"ips": "the estimate is low by their share",
                   "dr": "those slots get the model's prediction alone",
-                  "snips": "they are left out of both the clicks and the examination mass, "
-                           "which costs data but not bias"}[name]
+                  "pooled": "they are left out of both the clicks and the examination "
+                            "mass, which costs data but not bias"}[kind]
         warnings.warn(f"counterfactual: {lost} clicks on candidate top-{k} documents at "
                       f"logged ranks without a propensity (or beyond max_rank={max_rank}) are "
                       f"not used: {effect}", UserWarning, stacklevel=3)
@@ -239,11 +247,11 @@ def _warn(name: str, k: int, max_rank: int, res: dict[str, Any]) -> None:
     if share > 0:
         effect = {"ips": "the logged page did not show at a rank with a propensity; no click "
                          "can be counted for them, so the estimate is biased low",
-                  "snips": "no page of the query showed at a rank with a propensity; no "
-                           "click can be counted for them, so the estimate is biased low",
+                  "pooled": "no page of the query showed at a rank with a propensity; no "
+                            "click can be counted for them, so the estimate is biased low",
                   "dr": "the logged page did not show at a rank with a propensity; they are "
                         "the click model's prediction alone, right only as far as the model "
-                        "is, and the interval treats the model as exact"}[name]
+                        "is, and the interval treats the model as exact"}[kind]
         warnings.warn(f"counterfactual: {share:.1%} of the candidate's top-{k} slots hold a "
                       f"document {effect}", UserWarning, stacklevel=3)
     if unseen > 0:

@@ -10,20 +10,24 @@ import pandas as pd
 
 from onlineeval import queries
 
-#: the SQL file each estimator's per-unit sums come from
-QUERY = {"ips": "counterfactual/unit_sums", "dr": "counterfactual/unit_sums",
-         "snips": "counterfactual/normalised_sums"}
+#: per slot (ips; dr with a given model) and per (query, document) pooled (snips; dr with
+#: the log's own model)
+SLOTS, POOLED = "counterfactual/unit_sums", "counterfactual/normalised_sums"
 
 
-def per_unit(con: duckdb.DuckDBPyConnection, estimator: str, *, candidate: pd.DataFrame,
+def query_for(estimator: str, has_model: bool) -> str:
+    """The SQL file whose rows the estimator is computed from."""
+    return POOLED if estimator == "snips" or (estimator == "dr" and not has_model) else SLOTS
+
+
+def per_unit(con: duckdb.DuckDBPyConnection, name: str, *, candidate: pd.DataFrame,
              propensity: pd.DataFrame, max_rank: int, clip: float | None = None,
              searches: str = "searches", query: str = "query", unit: str = "user_id"
              ) -> pd.DataFrame:
-    """The rows of the estimator's SQL (see its header) on the views of ``con``.
+    """The rows of the SQL file ``name`` (see its header) on the views of ``con``.
 
     ``candidate``: query, doc_id, cand_rank, dm_alpha; ``propensity``: rank, propensity,
     dm_exam (:func:`onlineeval.counterfactual.propensities.rank_table`)."""
-    name = QUERY[estimator]
     q = queries.load(name)
     tag = uuid.uuid4().hex[:12]
     tables = {"candidate": f"counterfactual_candidate_{tag}",
@@ -31,8 +35,7 @@ def per_unit(con: duckdb.DuckDBPyConnection, estimator: str, *, candidate: pd.Da
     con.register(tables["candidate"], candidate)
     con.register(tables["propensity"], propensity)
     params: dict[str, Any] = {"max_rank": int(max_rank)}
-    if "clip" in q.params:
-        params["clip"] = None if clip is None else float(clip)
+    params["clip"] = None if clip is None else float(clip)
     try:
         return con.execute(
             q.render(searches=[searches], query=[query], unit=[unit],

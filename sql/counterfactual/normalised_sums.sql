@@ -1,30 +1,38 @@
 -- name: counterfactual/normalised_sums
--- computes: per randomization unit, the linearised sums of the self-normalised (snips)
---   estimate of a candidate ranking's clicks@k: per (query, candidate document) the clicks
---   over the examination mass (the sum of the propensities of the ranks it was shown at),
---   times the propensity of its candidate rank, averaged over the pages. The per-unit
---   column sums to the estimate's numerator, and its spread over units is the estimate's
---   delta-method variance (Python: onlineeval.counterfactual.sums.normalised_sums).
+-- computes: per randomization unit, the linearised sums of the two estimates of a candidate
+--   ranking's clicks@k that pool each (query, candidate document)'s clicks over its pages:
+--   snips, and dr with the log's own position-based model (examination = the propensities,
+--   attractiveness = the pair's clicks over its examination mass). Each per-unit column
+--   sums to its estimate's numerator, and its spread over units is the estimate's
+--   delta-method variance, the pooled rates' own noise included (Python:
+--   onlineeval.counterfactual.sums.per_unit).
 -- grain: one row per unit with at least one page whose query the candidate ranks
--- params: max_rank
+-- params: max_rank, clip
 -- identifiers: searches, query, unit, candidate, propensity
--- requires: as counterfactual/unit_sums (the candidate's dm_alpha and the propensity
---   table's dm_exam are not read).
--- pages, slots, supported use: as in counterfactual/unit_sums; a shown document's clicks
---   and examination are used when it was shown at a rank l <= $max_rank with a propensity
---   (at its highest rank on a page that repeats it).
--- definitions: per (query q, candidate document d at candidate rank c): C = used clicks on d
---   over the pages of q, M = the sum of propensity(l) over the pages of q that showed d at
---   a usable rank l, n = pages of q, rate = C / M, weight = propensity(c) x n / M (the
---   weight of each of its clicks). Pairs with M = 0 (never shown usably) contribute 0.
---   value(q) = sum over its pairs of propensity(c) x rate. Per unit u with n_u(q) pages of
---   q and C_u, M_u its share of C and M: snips_u = sum over q of n_u(q) x value(q) + sum
---   over pairs of weight x (C_u - rate x M_u). Summed over units: sum over q of
---   n x value(q), the estimate's numerator (the second term sums to 0 over units).
+-- requires: as counterfactual/unit_sums (the candidate's dm_alpha and dm_seen and the
+--   propensity table's dm_exam are not read).
+-- pages, slots, usable slots: as in counterfactual/unit_sums (a document repeated on a
+--   page is read at its highest rank); w = propensity(c) / propensity(l) of a usable slot,
+--   capped at $clip when that is not NULL.
+-- definitions: per (query q, candidate document d at candidate rank c, propensity p_c):
+--   n = pages of q; S = its usable slots; C = their clicks; M = the sum of propensity(l)
+--   over them (the examination mass); A = sum of w x click; B = sum of (p_c - w x
+--   propensity(l)) (0 without a cap). Pairs with M = 0 (never shown usably) contribute 0.
+--   rate = C / M. value(q) = sum over its pairs of p_c x rate. A unit's share of a pair's
+--   sums is written with a suffix u, n_u(q) its pages of q.
+--   snips = sum over q of n x value(q); per unit: sum over q of n_u(q) x value(q) + sum
+--   over pairs of g x (C_u - rate x M_u), with g = p_c x n / M.
+--   dr = the sum over usable slots of w x click + rate x (p_c - w x propensity(l)), plus
+--   p_c x rate for each of the pair's n - S slots not shown; per unit: sum over q of
+--   n_u(q) x value(q) + sum over pairs of A_u + rate x (B_u - S_u x p_c) + h x (C_u - rate
+--   x M_u), with h = (B + (n - S) x p_c) / M. (The second terms, the rates' influence,
+--   sum to 0 over units.)
 -- outputs: unit, pages BIGINT, slots, supported (the unit's page slots whose pair has
---   M > 0), snips (above), clicks_used; per unit the clicks not used
---   (clicks_without_propensity, clicks_beyond_max_rank); and the same on every row:
---   weighted_sum (sum over pairs of weight x C), weighted_sum2 (of weight^2 x C),
+--   M > 0), snips, dr, clicks_used, clipped_clicks (clicked usable slots whose w was
+--   capped); per unit the clicks not used (clicks_without_propensity,
+--   clicks_beyond_max_rank); the same on every row: weighted_sum and weighted_sum2 (sum
+--   over used clicks of their weight in the snips estimate, g, and of its square),
+--   dr_weighted_sum and dr_weighted_sum2 (the same for dr, where a click weighs w + h),
 --   pages_without_candidate, repeated_results.
 WITH
 s AS (
@@ -50,40 +58,51 @@ clicked AS (
     SELECT DISTINCT search_id, rank FROM clicks WHERE rank IS NOT NULL
 ),
 shown AS (
-    SELECT p.unit, p.query, k.doc_id, k.cand_rank, r.rank AS logged_rank,
-        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked,
-        row_number() OVER (PARTITION BY r.search_id, k.doc_id ORDER BY r.rank) AS nth
+    SELECT p.unit, p.query, r.search_id, k.doc_id, k.cand_rank,
+        min(r.rank) AS logged_rank, count(*) - 1 AS repeats
     FROM pages AS p
     JOIN results AS r ON r.search_id = p.search_id
     JOIN cand AS k ON k.query = p.query AND k.doc_id = CAST(r.doc_id AS VARCHAR)
-    LEFT JOIN clicked AS c ON c.search_id = r.search_id AND c.rank = r.rank
+    GROUP BY p.unit, p.query, r.search_id, k.doc_id, k.cand_rank
 ),
 marked AS (
-    SELECT t.unit, t.query, t.doc_id, t.cand_rank, t.logged_rank, t.clicked, t.nth,
+    SELECT t.unit, t.query, t.doc_id, t.cand_rank, t.logged_rank, t.repeats,
+        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked,
         CAST(pl.propensity AS DOUBLE) AS exam,
-        t.nth = 1 AND t.logged_rank <= $max_rank AND pl.propensity IS NOT NULL AS usable
+        CAST(pc.propensity AS DOUBLE) AS exam_c,
+        t.logged_rank <= $max_rank AND pl.propensity IS NOT NULL AS usable,
+        CAST(pc.propensity AS DOUBLE) / CAST(pl.propensity AS DOUBLE) AS w_raw
     FROM shown AS t
+    LEFT JOIN clicked AS c ON c.search_id = t.search_id AND c.rank = t.logged_rank
     LEFT JOIN prop AS pl ON pl.rank = t.logged_rank
+    LEFT JOIN prop AS pc ON pc.rank = t.cand_rank
 ),
-cells AS (
-    SELECT unit, query, doc_id, cand_rank, sum(clicked) AS c, sum(exam) AS m
+weighed AS (
+    SELECT unit, query, doc_id, cand_rank, clicked, exam, exam_c, w_raw,
+        CASE WHEN CAST($clip AS DOUBLE) < w_raw THEN CAST($clip AS DOUBLE) ELSE w_raw END
+            AS w
     FROM marked
     WHERE usable
+),
+cells AS (
+    SELECT unit, query, doc_id, cand_rank, count(*) AS s, sum(clicked) AS c, sum(exam) AS m,
+        sum(w * clicked) AS a, sum(w * w * clicked) AS a2, sum(exam_c - w * exam) AS b,
+        sum(CASE WHEN w_raw > w THEN clicked ELSE 0 END) AS clipped
+    FROM weighed
     GROUP BY unit, query, doc_id, cand_rank
 ),
 unused AS (
     SELECT unit,
-        sum(CASE WHEN nth = 1 AND logged_rank <= $max_rank AND NOT usable THEN clicked
-            ELSE 0 END) AS clicks_without_propensity,
-        sum(CASE WHEN nth = 1 AND logged_rank > $max_rank THEN clicked ELSE 0 END)
+        sum(CASE WHEN logged_rank <= $max_rank AND NOT usable THEN clicked ELSE 0 END)
+            AS clicks_without_propensity,
+        sum(CASE WHEN logged_rank > $max_rank THEN clicked ELSE 0 END)
             AS clicks_beyond_max_rank,
-        sum(CASE WHEN nth > 1 THEN 1 ELSE 0 END) AS repeated
+        sum(repeats) AS repeated
     FROM marked
-    WHERE NOT usable
     GROUP BY unit
 ),
 pairs AS (
-    SELECT query, doc_id, cand_rank, sum(c) AS c, sum(m) AS m
+    SELECT query, doc_id, cand_rank, sum(s) AS s, sum(c) AS c, sum(m) AS m, sum(b) AS b
     FROM cells
     GROUP BY query, doc_id, cand_rank
 ),
@@ -94,9 +113,11 @@ query_pages AS (
     SELECT query, sum(n) AS n FROM unit_query GROUP BY query
 ),
 coef AS (
-    SELECT pr.query, pr.doc_id, pr.c,
+    SELECT pr.query, pr.doc_id, pr.c, CAST(pc.propensity AS DOUBLE) AS exam_c,
         CAST(pr.c AS DOUBLE) / CAST(pr.m AS DOUBLE) AS rate,
-        CAST(pc.propensity AS DOUBLE) * CAST(qp.n AS DOUBLE) / CAST(pr.m AS DOUBLE) AS weight,
+        CAST(pc.propensity AS DOUBLE) * CAST(qp.n AS DOUBLE) / CAST(pr.m AS DOUBLE) AS g,
+        (CAST(pr.b AS DOUBLE) + CAST(qp.n - pr.s AS DOUBLE) * CAST(pc.propensity AS DOUBLE))
+            / CAST(pr.m AS DOUBLE) AS h,
         CAST(pc.propensity AS DOUBLE) * CAST(pr.c AS DOUBLE) / CAST(pr.m AS DOUBLE) AS value
     FROM pairs AS pr
     JOIN query_pages AS qp ON qp.query = pr.query
@@ -115,12 +136,23 @@ unit_mix AS (
     LEFT JOIN query_value AS qv ON qv.query = uq.query
     GROUP BY uq.unit
 ),
-unit_resid AS (
-    SELECT ce.unit, sum(co.weight * (ce.c - co.rate * ce.m)) AS resid,
-        sum(ce.c) AS clicks_used
+unit_cells AS (
+    SELECT ce.unit,
+        sum(co.g * (ce.c - co.rate * ce.m)) AS snips_resid,
+        sum(ce.a + co.rate * (ce.b - ce.s * co.exam_c) + co.h * (ce.c - co.rate * ce.m))
+            AS dr_resid,
+        sum(ce.c) AS clicks_used,
+        sum(ce.clipped) AS clipped_clicks
     FROM cells AS ce
     JOIN coef AS co ON co.query = ce.query AND co.doc_id = ce.doc_id
     GROUP BY ce.unit
+),
+click_weights AS (
+    SELECT sum(co.g * ce.c) AS w1, sum(co.g * co.g * ce.c) AS w2,
+        sum(ce.a + co.h * ce.c) AS dr_w1,
+        sum(ce.a2 + 2.0 * co.h * ce.a + co.h * co.h * ce.c) AS dr_w2
+    FROM cells AS ce
+    JOIN coef AS co ON co.query = ce.query AND co.doc_id = ce.doc_id
 ),
 left_out AS (
     SELECT count(*) AS n
@@ -129,15 +161,19 @@ left_out AS (
     WHERE cq.query IS NULL
 )
 SELECT um.unit, um.pages, um.slots, um.supported,
-    um.mix + coalesce(ur.resid, 0.0) AS snips,
-    coalesce(ur.clicks_used, 0) AS clicks_used,
+    um.mix + coalesce(uc.snips_resid, 0.0) AS snips,
+    um.mix + coalesce(uc.dr_resid, 0.0) AS dr,
+    coalesce(uc.clicks_used, 0) AS clicks_used,
+    coalesce(uc.clipped_clicks, 0) AS clipped_clicks,
     coalesce(un.clicks_without_propensity, 0) AS clicks_without_propensity,
     coalesce(un.clicks_beyond_max_rank, 0) AS clicks_beyond_max_rank,
-    (SELECT coalesce(sum(weight * c), 0.0) FROM coef) AS weighted_sum,
-    (SELECT coalesce(sum(weight * weight * c), 0.0) FROM coef) AS weighted_sum2,
+    (SELECT coalesce(w1, 0.0) FROM click_weights) AS weighted_sum,
+    (SELECT coalesce(w2, 0.0) FROM click_weights) AS weighted_sum2,
+    (SELECT coalesce(dr_w1, 0.0) FROM click_weights) AS dr_weighted_sum,
+    (SELECT coalesce(dr_w2, 0.0) FROM click_weights) AS dr_weighted_sum2,
     (SELECT n FROM left_out) AS pages_without_candidate,
     (SELECT coalesce(sum(repeated), 0) FROM unused) AS repeated_results
 FROM unit_mix AS um
-LEFT JOIN unit_resid AS ur ON ur.unit = um.unit
+LEFT JOIN unit_cells AS uc ON uc.unit = um.unit
 LEFT JOIN unused AS un ON un.unit = um.unit
 ORDER BY um.unit

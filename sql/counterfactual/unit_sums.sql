@@ -57,24 +57,25 @@ clicked AS (
     SELECT DISTINCT search_id, rank FROM clicks WHERE rank IS NOT NULL
 ),
 shown AS (
-    SELECT p.unit, r.rank AS logged_rank, k.cand_rank, k.dm_alpha,
-        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked,
-        row_number() OVER (PARTITION BY r.search_id, k.doc_id ORDER BY r.rank) AS nth
+    SELECT p.unit, r.search_id, k.doc_id, k.cand_rank, k.dm_alpha,
+        min(r.rank) AS logged_rank, count(*) - 1 AS repeats
     FROM pages AS p
     JOIN results AS r ON r.search_id = p.search_id
     JOIN cand AS k ON k.query = p.query AND k.doc_id = CAST(r.doc_id AS VARCHAR)
-    LEFT JOIN clicked AS c ON c.search_id = r.search_id AND c.rank = r.rank
+    GROUP BY p.unit, r.search_id, k.doc_id, k.cand_rank, k.dm_alpha
 ),
 weighed AS (
-    SELECT t.unit, t.nth, t.logged_rank, t.clicked, t.dm_alpha, pl.dm_exam,
-        t.nth = 1 AND t.logged_rank <= $max_rank AND pl.propensity IS NOT NULL AS usable,
+    SELECT t.unit, t.logged_rank, t.repeats, t.dm_alpha, pl.dm_exam,
+        CASE WHEN c.rank IS NULL THEN 0 ELSE 1 END AS clicked,
+        t.logged_rank <= $max_rank AND pl.propensity IS NOT NULL AS usable,
         CAST(pc.propensity AS DOUBLE) / CAST(pl.propensity AS DOUBLE) AS w_raw
     FROM shown AS t
+    LEFT JOIN clicked AS c ON c.search_id = t.search_id AND c.rank = t.logged_rank
     LEFT JOIN prop AS pl ON pl.rank = t.logged_rank
     LEFT JOIN prop AS pc ON pc.rank = t.cand_rank
 ),
 capped AS (
-    SELECT unit, nth, logged_rank, clicked, dm_alpha, dm_exam, usable,
+    SELECT unit, logged_rank, repeats, clicked, dm_alpha, dm_exam, usable,
         CASE WHEN usable THEN w_raw END AS w_raw,
         CASE WHEN NOT usable THEN NULL
             WHEN CAST($clip AS DOUBLE) < w_raw THEN CAST($clip AS DOUBLE)
@@ -89,11 +90,11 @@ slot_sums AS (
         sum(CASE WHEN usable THEN clicked ELSE 0 END) AS clicks_used,
         sum(w * w * clicked) AS clicks_w2,
         sum(CASE WHEN usable AND w_raw > w THEN clicked ELSE 0 END) AS clipped_clicks,
-        sum(CASE WHEN nth = 1 AND logged_rank <= $max_rank AND NOT usable THEN clicked
-            ELSE 0 END) AS clicks_without_propensity,
-        sum(CASE WHEN nth = 1 AND logged_rank > $max_rank THEN clicked ELSE 0 END)
+        sum(CASE WHEN logged_rank <= $max_rank AND NOT usable THEN clicked ELSE 0 END)
+            AS clicks_without_propensity,
+        sum(CASE WHEN logged_rank > $max_rank THEN clicked ELSE 0 END)
             AS clicks_beyond_max_rank,
-        sum(CASE WHEN nth > 1 THEN 1 ELSE 0 END) AS repeated
+        sum(repeats) AS repeated
     FROM capped
     GROUP BY unit
 ),

@@ -130,9 +130,9 @@ class World:
         out = {"unit": np.arange(users), "pages": pages, "slots": pages * k,
                "clicks_without_propensity": 0, "clicks_beyond_max_rank": 0,
                "pages_without_candidate": 0, "repeated_results": 0}
-        if estimator in ("ips", "dr"):
-            raw = np.where(usable, theta_c / theta_l, 0.0)
-            w = raw if clip is None else np.minimum(raw, clip)
+        raw = np.where(usable, theta_c / theta_l, 0.0)
+        w = raw if clip is None else np.minimum(raw, clip)
+        if estimator == "ips" or (estimator == "dr" and model is not None):
             out.update(supported=per_user(usable), ips=per_user(w * click),
                        clicks_used=per_user(usable * click), clicks_w2=per_user(w * w * click),
                        clipped_clicks=per_user((raw > w) * click))
@@ -143,27 +143,42 @@ class World:
                 out["dr"] = per_user(dm) + per_user(w * (click - m_l))
                 out["model_unseen"] = 0
             return pd.DataFrame(out)
-        # snips: per (user, query, doc) clicks C and examination mass M over usable slots
-        cells = np.zeros((users, n_q, n_d, 2))
+        # pooled per (user, query, doc) over usable slots: shows s, clicks c, examination
+        # mass m, a = sum w click, a2 = sum w^2 click, b = sum (p_c - w p_l), clipped clicks
+        cells = np.zeros((users, n_q, n_d, 7))
         uq = np.broadcast_to(sim.user[:, None], c.shape)[usable]
         qq = np.broadcast_to(sim.query[:, None], c.shape)[usable]
-        np.add.at(cells, (uq, qq, sim.layout[usable], 0), click[usable])
-        np.add.at(cells, (uq, qq, sim.layout[usable], 1),
-                  np.broadcast_to(theta_l, c.shape)[usable])
+        tl = np.broadcast_to(theta_l, c.shape)
+        for j, v in enumerate((np.ones(c.shape), click, tl, w * click, w * w * click,
+                               theta_c - w * tl, (raw > w) * click)):
+            np.add.at(cells, (uq, qq, sim.layout[usable], j), v[usable])
+        s_u, c_u, m_u, a_u, a2_u, b_u, clipped_u = np.moveaxis(cells, -1, 0)
+        S, C, M, B = s_u.sum(0), c_u.sum(0), m_u.sum(0), b_u.sum(0)
         n_uq = np.zeros((users, n_q))
         np.add.at(n_uq, (sim.user, sim.query), 1)
-        C, M, n_q_pages = cells[..., 0].sum(0), cells[..., 1].sum(0), n_uq.sum(0)
+        n_q_pages = n_uq.sum(0)[:, None]
         theta_cand = np.where(cand_rank <= k, p[np.minimum(cand_rank, k)], 0.0)
-        shown = M > 0
-        rate = np.divide(C, M, out=np.zeros_like(C), where=shown)
-        weight = np.divide(theta_cand * n_q_pages[:, None], M, out=np.zeros_like(C),
-                           where=shown)
-        value = (theta_cand * rate).sum(1)
-        resid = (weight * (cells[..., 0] - rate * cells[..., 1])).sum((1, 2))
-        out.update(supported=n_uq @ (shown & (cand_rank <= k)).sum(1),
-                   snips=n_uq @ value + resid,
-                   clicks_used=cells[..., 0].sum((1, 2)),
-                   weighted_sum=(weight * C).sum(), weighted_sum2=(weight ** 2 * C).sum())
+        shown = (M > 0) & (cand_rank <= k)
+
+        def ratio(x):
+            return np.divide(x, M, out=np.zeros_like(M), where=shown)
+
+        rate = ratio(C)
+        g = ratio(theta_cand * n_q_pages)
+        h = ratio(B + (n_q_pages - S) * theta_cand)
+        mix = n_uq @ (theta_cand * rate).sum(1)
+        infl = c_u - rate * m_u
+        sel = shown.astype(float)
+        out.update(supported=n_uq @ shown.sum(1),
+                   snips=mix + (g * infl).sum((1, 2)),
+                   dr=mix + (sel * (a_u + rate * (b_u - s_u * theta_cand)) + h * infl
+                             ).sum((1, 2)),
+                   clicks_used=(sel * c_u).sum((1, 2)),
+                   clipped_clicks=(sel * clipped_u).sum((1, 2)),
+                   weighted_sum=(g * C).sum(), weighted_sum2=(g * g * C).sum(),
+                   dr_weighted_sum=(sel * (a_u.sum(0) + h * C)).sum(),
+                   dr_weighted_sum2=(sel * (a2_u.sum(0) + 2 * h * a_u.sum(0) + h * h * C)
+                                     ).sum())
         return pd.DataFrame(out)
 
 
@@ -200,8 +215,8 @@ def sql_rows(sim: Sim, world: World, estimator: str, p: np.ndarray = EXAM,
     cand, table = estimate_inputs(estimator, world.candidate(), p,
                                   None if model is None else model.direct(),
                                   k=world.k, max_rank=5)
-    return sums.per_unit(con, estimator, candidate=cand, propensity=table, max_rank=5,
-                         clip=clip)
+    return sums.per_unit(con, sums.query_for(estimator, model is not None), candidate=cand,
+                         propensity=table, max_rank=5, clip=clip)
 
 
 def estimate(rows: pd.DataFrame, estimator: str) -> dict[str, Any]:

@@ -114,6 +114,14 @@ def test_dr_expectations():
     assert expectation("dr", dm=flat_exam) == pytest.approx((3 - 0.2 - 0.6) / 3, abs=1e-12)
 
 
+def test_dr_with_the_logs_own_model_expectation():
+    # ips on the supported slots plus, on c's slot of s1 and b's of s3, p_c times the pair's
+    # clicks over its examination mass, whose expectation is its attractiveness
+    assert expectation("dr") == pytest.approx((1.6 + 1.0 * 0.6 + 0.5 * 0.4) / 3, abs=1e-12)
+    # capped at 1.5, c@2 on s2 counts 1.5 x click + rate(c) x (1 - 1.5 x 0.5): the same mean
+    assert expectation("dr", clip=1.5) == pytest.approx(TRUE, abs=1e-12)
+
+
 def test_dr_minus_ips_is_the_model_on_unsupported_slots_in_every_outcome():
     """With the model's examination equal to the propensities, the model cancels on every
     supported slot: dr - ips is the same number whatever the clicks."""
@@ -185,6 +193,20 @@ def test_standard_errors_effective_sample_sizes_and_shares_by_hand():
     assert dr.unsupported_share == pytest.approx(2 / 6)
     assert dr.model_unseen_share == 0 and dr.model == "given"
     assert dr.effective_sample_size == pytest.approx(ips.effective_sample_size)
+    # dr with the log's own model: ips plus, for c on s1 and b on s3, p_c x 2 / 1.5; per
+    # unit (u1: 3.5 + 4/3, u2: 1 + 0.5 x 4/3) plus the rates' influence: c's h = (0 + 1 x
+    # 1) / 1.5 (one of its 3 slots unshown), b's h = 0.5 / 1.5; u1 has c: 1 click, mass
+    # 0.5; b: 2 clicks, mass 1.5; u2 has c: 1 click, mass 1
+    with pytest.warns(UserWarning):
+        own = evaluate(logs, RUN, metric="clicks@2", propensities={1: 1, 2: 0.5, 3: 0.25},
+                       estimator="dr", max_rank=3)
+    rate = 4 / 3
+    y = np.array([3.5 + rate + (1 / 1.5) * (1 - rate * 0.5) + (0.5 / 1.5) * (2 - rate * 1.5),
+                  1 + 0.5 * rate + (1 / 1.5) * (1 - rate * 1)])
+    r = y.sum() / n.sum()
+    assert own.value == pytest.approx(6.5 / 3) and r == pytest.approx(6.5 / 3)
+    assert own.se == pytest.approx(np.sqrt(((y - r * n) / n.mean()).var(ddof=1) / 2))
+    assert own.unsupported_share == 0 and own.model.startswith("pbm on this log")
 
 
 def test_unused_clicks_repeats_and_unseen_pairs_are_counted():

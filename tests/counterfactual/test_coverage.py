@@ -20,7 +20,8 @@ def _numeric(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("estimator,setup", [
-    ("ips", {}), ("ips", {"clip": 1.5}), ("snips", {}), ("dr", {"model": "right"}),
+    ("ips", {}), ("ips", {"clip": 1.5}), ("snips", {}), ("snips", {"p": "flat"}),
+    ("dr", {}), ("dr", {"clip": 1.5}), ("dr", {"model": "right"}),
     ("dr", {"model": "wrong", "clip": 1.5}), ("dr", {"model": "wrong", "p": "flat"}),
 ])
 def test_numpy_rows_are_the_sql_rows(cf, estimator, setup):
@@ -71,12 +72,13 @@ def test_ips_and_snips_cover_when_the_logged_rank_varies(cf):
 def test_snips_and_dr_cover_when_pages_show_part_of_the_candidate(cf):
     """Three rankers, each page shows 3 of 5 documents: a candidate document is missing
     from some pages. ips counts those slots 0 and is biased low; snips (every pair was shown
-    on some page) and dr with the right click model are unbiased."""
+    on some page), dr with the right click model and dr with the log's own model (whose
+    estimation noise is in the interval) are unbiased and cover."""
     world = cf.make_world(1, rankers=3, shown=3)
     runs = _runs(cf, world, {"snips": ("snips", {}), "dr": ("dr", {"model": world.model()}),
-                             "ips": ("ips", {})})
-    _check(runs["snips"], world.true_value)
-    _check(runs["dr"], world.true_value)
+                             "dr_own": ("dr", {}), "ips": ("ips", {})})
+    for name in ("snips", "dr", "dr_own"):
+        _check(runs[name], world.true_value)
     ips = runs["ips"][:, 0]
     assert ips.mean() < world.true_value - 10 * ips.std(ddof=1) / np.sqrt(len(ips))
 

@@ -117,36 +117,43 @@ def test_snips_is_ips_when_each_query_had_one_logged_ranking(cf):
     assert b.unsupported_share == a.unsupported_share == 0
 
 
-def test_dr_by_default_fits_one_pbm_for_propensities_and_model(cf, logged, tmp_path):
+def test_dr_by_default_uses_the_logs_own_model(cf, logged):
     world, tables, logs = logged
     run = world.run()
     with pytest.warns(UserWarning):
-        ips = evaluate(logs, run, metric="clicks@3")
-    with pytest.warns(UserWarning):
-        dr = evaluate(logs, run, metric="clicks@3", estimator="dr")
-    assert dr.model == "pbm fitted on the log" and dr.propensity_source.startswith("pbm")
-    # the model's examination is the propensities: dr is ips plus the model's clicks on
-    # the slots the page did not show
-    f = fit(logs, "pbm", max_rank=10)
-    exam = f.params.rank["examination"]
-    att = {(q, d): a for q, d, a in f.attractiveness[["query", "doc_id", "attractiveness"]]
-           .astype({"query": str, "doc_id": str}).itertuples(index=False)}
+        ips = evaluate(logs, run, metric="clicks@3", propensities=PROP)
+    dr = evaluate(logs, run, metric="clicks@3", propensities=PROP, estimator="dr")
+    assert dr.model.startswith("pbm on this log")
+    # ips plus, on each slot its page did not show, p_c times the pair's clicks over the
+    # examination mass it was shown with on the query's other pages
+    p = np.r_[np.nan, PROP["propensity"]]
     t = _pages(tables)
+    rate = {}
+    for (q, d), g in t.groupby(["query", "doc_id"]):
+        rate[(q, d)] = g["clicked"].sum() / p[g["rank"].to_numpy()].sum()
     shown = set(zip(t["search_id"], t["doc_id"], strict=True))
     extra = 0.0
     for sid, q in zip(tables["searches"]["search_id"], tables["searches"]["query"].astype(str),
                       strict=True):
         for c, d in enumerate(world.cand[int(q), :3], start=1):
             if (sid, str(d)) not in shown:
-                extra += exam[c] * att[(q, str(d))]
+                extra += p[c] * rate[(q, str(d))]
     assert dr.value - ips.value == pytest.approx(extra / len(tables["searches"]), rel=1e-9)
-    # the same model from a file, and as a fit object
+    assert dr.unsupported_share == 0 < ips.unsupported_share
+
+
+def test_dr_with_a_model_file_is_the_model_given(cf, logged, tmp_path):
+    world, _, logs = logged
+    f = fit(logs, "pbm", max_rank=10)
     path = tmp_path / "pbm.json"
     f.to_json(path)
-    with pytest.warns(UserWarning):
-        again = evaluate(logs, run, metric="clicks@3", estimator="dr", model=str(path))
-    assert again.value == pytest.approx(dr.value, rel=1e-12)
-    assert again.model == f"file {path}"
+    runs = {}
+    for key, model in (("file", str(path)), ("fit", f)):
+        with pytest.warns(UserWarning, match="the click model's prediction alone"):
+            runs[key] = evaluate(logs, world.run(), metric="clicks@3", propensities=PROP,
+                                 estimator="dr", model=model)
+    assert runs["file"].value == pytest.approx(runs["fit"].value, rel=1e-12)
+    assert runs["file"].model == f"file {path}" and runs["fit"].model == "pbm fit given"
 
 
 def test_harvested_propensities_are_the_harvest_table(cf, logged):
