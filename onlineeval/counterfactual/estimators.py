@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.registry import Registry
 from onlineeval.stats.moments import Moments, ratio
 
@@ -22,14 +22,9 @@ ESTIMATORS.register("dr", "doubly robust: a pbm click model's predicted clicks o
                     "candidate plus the IPS-weighted residuals of the logged clicks")
 
 
-def check_confidence(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must lie in (0, 1); got {confidence!r}")
-    return float(confidence)
-
-
 def interval(y: np.ndarray, pages: np.ndarray, confidence: float) -> dict[str, float]:
     """sum(y) / sum(pages) with the delta-method variance of that ratio over units."""
+    confidence = check_level(confidence, "confidence")
     est = ratio(Moments.from_units(np.c_[np.asarray(y, float), np.asarray(pages, float)]),
                 0, 1)
     value, var = float(est.value), float(est.var)
@@ -45,8 +40,8 @@ def kish(sum_w: float, sum_w2: float) -> float:
 
 def estimate(rows: pd.DataFrame, estimator: str, confidence: float = 0.95) -> dict[str, Any]:
     """The result fields of ``estimator`` from the rows of its SQL (``sums.per_unit``)."""
+    confidence = check_level(confidence, "confidence")
     name = ESTIMATORS.canonical(estimator)
-    confidence = check_confidence(confidence)
     pages = rows["pages"].to_numpy(float)
     out = interval(rows[name].to_numpy(float), pages, confidence)
     slots = float(rows["slots"].sum())

@@ -14,9 +14,10 @@ import pandas as pd
 
 from onlineeval.counterfactual import sums
 from onlineeval.counterfactual.direct import DirectModel, direct_model
-from onlineeval.counterfactual.estimators import ESTIMATORS, check_confidence, estimate
+from onlineeval.counterfactual.estimators import ESTIMATORS, estimate
 from onlineeval.counterfactual.propensities import check_ranks, propensities_from, rank_table
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.levels import check_level
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -125,9 +126,9 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     searches
         The name of a view of the searches to read (default all of them).
     """
+    confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     name = ESTIMATORS.canonical(estimator)
-    confidence = check_confidence(confidence)
     if clip is not None and not clip > 0:
         raise InvalidParameterError(f"clip must be > 0; got {clip!r}")
     if clip is not None and name == "snips":
@@ -207,6 +208,7 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
     """The estimate's fields from the views ``searches``, ``results``, ``clicks`` of the
     DuckDB connection ``con``, given the candidate's top k (:func:`candidate_table`), the
     propensities per rank and, for dr, the model; also the propensities used."""
+    confidence = check_level(confidence, "confidence")
     cand, table = estimate_inputs(name, cand, p, dm, k=k, max_rank=max_rank)
     rows = sums.per_unit(con, sums.query_for(name, dm is not None), candidate=cand,
                          propensity=table, max_rank=max_rank, clip=clip, searches=searches,
