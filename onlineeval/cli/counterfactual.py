@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from onlineeval.cli._output import add_format_argument, emit
+
+if TYPE_CHECKING:
+    from onlineeval.counterfactual import CounterfactualResult
 
 NAME = "counterfactual"
 HELP = ("estimate a candidate ranking's clicks@k from the logs of the ranker that was shown "
@@ -25,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default clicks@10)")
     parser.add_argument("--propensities", default="pbm", metavar="pbm|harvested|FILE",
                         help="examination per rank: a PBM fitted on the log (default), "
-                        "intervention harvesting on the log, or a CSV file rank,propensity")
+                        "intervention harvesting on the log, or a CSV file rank,propensity (0 marks "
+                        "a rank never examined: what was shown there is counted and reported, "
+                        "not used)")
     parser.add_argument("--estimator", default="ips", choices=tuple(ESTIMATORS),
                         help="ips: each logged click weighs p_c/p_l (default); snips: per "
                         "(query, doc) clicks over the examination they were shown with "
@@ -52,6 +58,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format_argument(parser)
 
 
+def clipping(res: CounterfactualResult) -> str:
+    if res.estimator == "snips":
+        return "snips has no weight to cap"
+    if res.clip is None:
+        return "not capped (--clip not given)"
+    return (f"capped at {res.clip:g} as asked: {res.clipped_clicks} of the "
+            f"{res.weighted_clicks} clicks used had a larger weight")
+
+
 def run(args: argparse.Namespace) -> int:
     from onlineeval.counterfactual import evaluate
     from onlineeval.logs import load_logs
@@ -68,5 +83,6 @@ def run(args: argparse.Namespace) -> int:
                                                      strict=True)), file=sys.stderr)
     if res.model:
         print(f"click model: {res.model}", file=sys.stderr)
+    print(f"weights: {clipping(res)}", file=sys.stderr)
     emit(res.summary(), args.format)
     return 0

@@ -60,6 +60,7 @@ def estimate(rows: pd.DataFrame, estimator: str, confidence: float = 0.95) -> di
         else float("nan"),
         "clicks_without_propensity": int(rows["clicks_without_propensity"].sum()),
         "clicks_beyond_max_rank": int(rows["clicks_beyond_max_rank"].sum()),
+        "shown_without_propensity": int(rows["shown_without_propensity"].sum()),
         "pages_without_candidate": int(rows["pages_without_candidate"].iloc[0]),
         "repeated_results": int(rows["repeated_results"].iloc[0]),
     })

@@ -36,6 +36,13 @@ class CounterfactualResult:
     a propensity (ips counts 0 there, dr the model's prediction); snips, no page of the query
     did. ``model`` and ``model_unseen_share`` (slots whose (query, doc) the model was not
     fitted on) are dr's; empty and NaN for the others.
+
+    ``shown_without_propensity`` counts the candidate's documents shown on a logged page at a
+    rank with no positive propensity (``ranks_without_propensity`` lists those ranks up to
+    max_rank; a propensity given as 0 is one) or beyond max_rank, ``clicks_without_propensity``
+    their clicks: no weight can carry them, so they are not used (see the warning for what
+    that does to each estimator). ``clip`` is the cap on the weights, None unless asked for;
+    ``clipped_clicks`` the used clicks whose weight it lowered.
     """
 
     metric: str
@@ -53,7 +60,9 @@ class CounterfactualResult:
     clipped_clicks: int
     unsupported_share: float
     pages_without_candidate: int
+    shown_without_propensity: int
     clicks_without_propensity: int
+    ranks_without_propensity: str
     repeated_results: int
     propensity_source: str
     model: str
@@ -166,12 +175,13 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
                             max_rank=max_rank, clip=clip, confidence=confidence,
                             searches=searches, query=query, unit=unit)
     _warn("pooled" if sums.query_for(name, dm is not None) == sums.POOLED else name, k,
-          max_rank, res)
+          max_rank, res, used)
     ranks = np.flatnonzero(np.isfinite(used))
     res["clicks_without_propensity"] += res.pop("clicks_beyond_max_rank")
     return CounterfactualResult(
         metric=f"clicks@{k}", estimator=name, confidence=confidence, clip=clip,
-        propensity_source=label,
+        propensity_source=label, ranks_without_propensity=", ".join(
+            str(r) for r in range(1, max_rank + 1) if not np.isfinite(used[r])),
         model=dm.source if dm is not None else OWN_MODEL if name == "dr" else "",
         propensities=pd.DataFrame({"rank": ranks, "propensity": used[ranks]}), **res)
 
@@ -225,22 +235,26 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
     return res, np.r_[np.nan, used]
 
 
-def _warn(kind: str, k: int, max_rank: int, res: dict[str, Any]) -> None:
+def _warn(kind: str, k: int, max_rank: int, res: dict[str, Any], used: np.ndarray) -> None:
     """``kind``: ips, dr (with a given model) or pooled (snips; dr with the log's model)."""
     unseen = res["model_unseen_share"]
     without = res["pages_without_candidate"]
     if without:
         warnings.warn(f"counterfactual: {without} pages have a query the candidate run does "
                       "not rank; they are left out of the estimate", UserWarning, stacklevel=3)
-    lost = res["clicks_without_propensity"] + res["clicks_beyond_max_rank"]
-    if lost:
-        effect = {"ips": "the estimate is low by their share",
+    shown = res["shown_without_propensity"]
+    if shown:
+        lost = res["clicks_without_propensity"] + res["clicks_beyond_max_rank"]
+        missing = [r for r in range(1, max_rank + 1) if not np.isfinite(used[r])]
+        effect = {"ips": "those slots count 0, so the estimate is low by their share",
                   "dr": "those slots get the model's prediction alone",
                   "pooled": "they are left out of both the clicks and the examination "
                             "mass, which costs data but not bias"}[kind]
-        warnings.warn(f"counterfactual: {lost} clicks on candidate top-{k} documents at "
-                      f"logged ranks without a propensity (or beyond max_rank={max_rank}) are "
-                      f"not used: {effect}", UserWarning, stacklevel=3)
+        warnings.warn(f"counterfactual: {shown} candidate top-{k} documents shown at logged "
+                      f"ranks without a positive propensity (ranks "
+                      f"{', '.join(map(str, missing)) or 'none'} up to max_rank={max_rank}) "
+                      f"or beyond max_rank, with {lost} clicks, are not used: {effect}",
+                      UserWarning, stacklevel=3)
     if res["repeated_results"]:
         warnings.warn(f"counterfactual: {res['repeated_results']} result rows repeat a "
                       "candidate document shown higher on the same page; only its highest "

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def read_propensities(source: str | Path | pd.DataFrame | dict[int, float]) -> np.ndarray:
     """Propensities per rank from a CSV file (columns rank, propensity), a DataFrame of those
-    columns or ``{rank: propensity}``; returns an array indexed by rank (NaN where absent)."""
+    columns or ``{rank: propensity}``; returns an array indexed by rank (NaN where absent,
+    0 where given as 0)."""
     where = "the propensities"
     if isinstance(source, dict):
         df = pd.DataFrame({"rank": list(source), "propensity": list(source.values())})
@@ -38,12 +39,14 @@ def read_propensities(source: str | Path | pd.DataFrame | dict[int, float]) -> n
         raise InputError(f"{where}: no propensity given; list one per rank")
     rank = pd.to_numeric(df["rank"], errors="coerce")
     prop = pd.to_numeric(df["propensity"], errors="coerce")
-    bad = rank.isna() | (rank < 1) | (rank != rank.round()) | prop.isna() | ~(prop > 0) | \
+    # 0 is allowed: a rank never examined, whose clicks no weight can carry (the estimate
+    # counts and reports what was shown there); a negative value is a mistake
+    bad = rank.isna() | (rank < 1) | (rank != rank.round()) | prop.isna() | ~(prop >= 0) | \
         ~np.isfinite(prop)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise InputError(f"{where}: row {i + 2 if where != 'the propensities' else i + 1}: "
-                         f"rank must be a whole number >= 1 and propensity a finite number > "
+                         f"rank must be a whole number >= 1 and propensity a finite number >= "
                          f"0; got rank {df['rank'].iloc[i]!r}, propensity "
                          f"{df['propensity'].iloc[i]!r}")
     if rank.duplicated().any():
@@ -86,7 +89,8 @@ def check_ranks(p: np.ndarray, k: int, what: str = "a propensity") -> None:
     if p.size <= k or not np.all(np.isfinite(p[need]) & (p[need] > 0)):
         raise InvalidParameterError(
             f"clicks@{k} needs {what} > 0 for every rank 1..{k}; got "
-            f"{[None if i >= p.size or not np.isfinite(p[i]) else float(p[i]) for i in need]}")
+            f"{[None if i >= p.size or not np.isfinite(p[i]) else float(p[i]) for i in need]}"
+            f" (choose a smaller K, or give every rank up to K a value)")
 
 
 def rank_table(p: np.ndarray, exam: np.ndarray | None, max_rank: int) -> pd.DataFrame:
@@ -102,7 +106,10 @@ def rank_table(p: np.ndarray, exam: np.ndarray | None, max_rank: int) -> pd.Data
             out[:n] = a[1:n + 1]
         return out
 
-    # nullable columns: an unknown value is NULL to the SQL, not NaN
+    # nullable columns: an unknown value is NULL to the SQL, not NaN; a zero propensity
+    # supports no slot, as a missing one
+    prop = column(p)
+    prop[~(prop > 0)] = np.nan
     return pd.DataFrame({"rank": ranks.astype(np.int32),
-                         "propensity": pd.Series(column(p)).astype("Float64"),
+                         "propensity": pd.Series(prop).astype("Float64"),
                          "dm_exam": pd.Series(column(exam)).astype("Float64")})

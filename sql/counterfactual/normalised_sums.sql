@@ -30,7 +30,8 @@
 -- outputs: unit, pages BIGINT, slots, supported (the unit's page slots whose pair has
 --   M > 0), snips, dr, clicks_used, clipped_clicks (clicked usable slots whose w was
 --   capped); per unit the clicks not used (clicks_without_propensity,
---   clicks_beyond_max_rank); the same on every row: weighted_sum and weighted_sum2 (sum
+--   clicks_beyond_max_rank) and shown_without_propensity (as in counterfactual/unit_sums);
+--   the same on every row: weighted_sum and weighted_sum2 (sum
 --   over used clicks of their weight in the snips estimate, g, and of its square),
 --   dr_weighted_sum and dr_weighted_sum2 (the same for dr, where a click weighs w + h),
 --   pages_without_candidate, repeated_results.
@@ -97,6 +98,7 @@ unused AS (
             AS clicks_without_propensity,
         sum(CASE WHEN logged_rank > $max_rank THEN clicked ELSE 0 END)
             AS clicks_beyond_max_rank,
+        sum(CASE WHEN usable THEN 0 ELSE 1 END) AS shown_without_propensity,
         sum(repeats) AS repeated
     FROM marked
     GROUP BY unit
@@ -167,6 +169,7 @@ SELECT um.unit, um.pages, um.slots, um.supported,
     coalesce(uc.clipped_clicks, 0) AS clipped_clicks,
     coalesce(un.clicks_without_propensity, 0) AS clicks_without_propensity,
     coalesce(un.clicks_beyond_max_rank, 0) AS clicks_beyond_max_rank,
+    coalesce(un.shown_without_propensity, 0) AS shown_without_propensity,
     (SELECT coalesce(w1, 0.0) FROM click_weights) AS weighted_sum,
     (SELECT coalesce(w2, 0.0) FROM click_weights) AS weighted_sum2,
     (SELECT coalesce(dr_w1, 0.0) FROM click_weights) AS dr_weighted_sum,

@@ -27,7 +27,9 @@
 --   model_unseen (slots whose dm_seen is not true), clicks_used (clicks on supported slots), clicks_w2 (sum of w^2 x clicked),
 --   clipped_clicks (clicked supported slots whose weight was capped), and per unit the
 --   clicks not used: clicks_without_propensity (on a candidate document at a rank
---   <= $max_rank without a propensity), clicks_beyond_max_rank; pages_without_candidate and
+--   <= $max_rank without a propensity), clicks_beyond_max_rank, shown_without_propensity
+--   (candidate documents shown at a rank without a propensity or beyond $max_rank, clicked
+--   or not); pages_without_candidate and
 --   repeated_results (the same on every row).
 WITH
 s AS (
@@ -94,6 +96,7 @@ slot_sums AS (
             AS clicks_without_propensity,
         sum(CASE WHEN logged_rank > $max_rank THEN clicked ELSE 0 END)
             AS clicks_beyond_max_rank,
+        sum(CASE WHEN usable THEN 0 ELSE 1 END) AS shown_without_propensity,
         sum(repeats) AS repeated
     FROM capped
     GROUP BY unit
@@ -120,6 +123,7 @@ SELECT u.unit, u.pages, u.slots,
     coalesce(t.clipped_clicks, 0) AS clipped_clicks,
     coalesce(t.clicks_without_propensity, 0) AS clicks_without_propensity,
     coalesce(t.clicks_beyond_max_rank, 0) AS clicks_beyond_max_rank,
+    coalesce(t.shown_without_propensity, 0) AS shown_without_propensity,
     (SELECT n FROM left_out) AS pages_without_candidate,
     (SELECT coalesce(sum(repeated), 0) FROM slot_sums) AS repeated_results
 FROM unit_pages AS u

@@ -21,6 +21,7 @@ import pytest
 import onlineeval
 from onlineeval.counterfactual import DirectModel, evaluate
 from onlineeval.counterfactual.evaluation import candidate_table, estimate_on
+from onlineeval.errors import InputError, InvalidParameterError
 
 P = np.array([np.nan, 1.0, 0.5, 0.25])
 FLAT = np.array([np.nan, 1.0, 1.0, 1.0])
@@ -229,9 +230,11 @@ def test_unused_clicks_repeats_and_unseen_pairs_are_counted():
                            max_rank=4)
         text = " ".join(str(w.message) for w in got)
         assert "1 result rows repeat a candidate document" in text
-        assert "2 clicks on candidate top-2 documents at logged ranks without a propensity" \
-            in text
+        assert "2 candidate top-2 documents shown at logged ranks without a positive " \
+            "propensity (ranks 4 up to max_rank=4) or beyond max_rank, with 2 clicks, are " \
+            "not used" in text
         assert res.clicks_without_propensity == 2 and res.repeated_results == 1
+        assert res.shown_without_propensity == 2 and res.ranks_without_propensity == "4"
         assert res.weighted_clicks == 1
         assert res.value == pytest.approx(value)
         assert res.unsupported_share == pytest.approx(unsupported)
@@ -245,3 +248,52 @@ def test_unused_clicks_repeats_and_unseen_pairs_are_counted():
     # per page the model says 1 x 0.5 (c) + 0.5 x 0.5 (b); s1's b at 1, clicked, corrects
     # by w = 0.5 / 1 times the residual 1 - 1 x 0.5
     assert res.value == pytest.approx((2 * 0.75 + 0.5 * 0.5) / 2)
+
+
+def test_a_zero_propensity_is_a_rank_without_support_counted_and_reported(tmp_path):
+    """A propensity of 0 (a rank never examined) is read, and a slot shown there is
+    unsupported: counted, reported, and the estimate is the one without that rank."""
+    from onlineeval.counterfactual import read_propensities
+
+    # s1 = [a, b, c]: c, the candidate's first, at rank 3, clicked; s2 = [c, b]
+    searches = pd.DataFrame({"search_id": ["s1", "s2"], "user_id": ["u1", "u2"],
+                             "query": ["q", "q"]})
+    results = pd.DataFrame({"search_id": ["s1"] * 3 + ["s2"] * 2, "rank": [1, 2, 3, 1, 2],
+                            "doc_id": ["a", "b", "c", "c", "b"]})
+    clicks_ = pd.DataFrame({"search_id": ["s1", "s1", "s2"], "rank": [3, 2, 1]})
+    logs = onlineeval.load_logs(searches=searches, results=results, clicks=clicks_)
+    path = tmp_path / "p.csv"
+    path.write_text("rank,propensity\n1,1\n2,0.5\n3,0\n")
+    assert read_propensities(path)[3] == 0
+    for est, value, unsupported in (
+            # ips: b@2 on s1 (w 1), c@1 on s2 (w 1); c on s1 counts 0: (1 + 1) / 2 pages
+            ("ips", 2 / 2, 1 / 4),
+            # snips: c 1 click over mass 1 (s2 only), b 1 click over mass 0.5 + 0.5:
+            # value(q) = 1 x 1 + 0.5 x 1 on both pages
+            ("snips", 1.5, 0),
+            # dr, the log's own model: ips plus c's slot on s1 at p_c x rate = 1 x 1
+            ("dr", 3 / 2, 0)):
+        with pytest.warns(UserWarning) as got:
+            res = evaluate(logs, RUN, metric="clicks@2", propensities=str(path),
+                           estimator=est, max_rank=3)
+        assert "1 candidate top-2 documents shown at logged ranks without a positive " \
+            "propensity (ranks 3 up to max_rank=3) or beyond max_rank, with 1 clicks" in \
+            " ".join(str(w.message) for w in got)
+        assert (res.shown_without_propensity, res.clicks_without_propensity) == (1, 1)
+        assert res.ranks_without_propensity == "3"
+        assert res.value == pytest.approx(value)
+        assert res.unsupported_share == pytest.approx(unsupported)
+        assert res.propensities["rank"].tolist() == [1, 2]
+        # the same as leaving rank 3 out
+        with pytest.warns(UserWarning):
+            same = evaluate(logs, RUN, metric="clicks@2", propensities={1: 1.0, 2: 0.5},
+                            estimator=est, max_rank=3)
+        assert same.value == res.value and same.se == res.se
+    # a candidate rank must be examined: 0 there is refused, in one line
+    with pytest.raises(InvalidParameterError, match=r"propensity > 0 for every rank 1..2; "
+                       r"got \[1.0, 0.0\] \(choose a smaller K"):
+        evaluate(logs, RUN, metric="clicks@2", propensities={1: 1.0, 2: 0.0})
+    path.write_text("rank,propensity\n1,1\n2,-0.5\n")
+    with pytest.raises(InputError, match="row 3: rank must be a whole number >= 1 and "
+                       "propensity a finite number >= 0"):
+        read_propensities(path)

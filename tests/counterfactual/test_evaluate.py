@@ -244,6 +244,15 @@ def test_command_line(cf, tmp_path, capsys):
         assert row["value"] == pytest.approx(direct.value, rel=1e-12)
         assert row["estimator"] == extra[1]
         assert ("click model: file" in out.err) == (extra[1] == "dr")
+        assert {"snips": "weights: snips has no weight to cap",
+                "dr": "weights: not capped (--clip not given)"}[extra[1]] in out.err
+    assert main(["counterfactual", str(logs_dir), "--run", str(run), "--metric", "clicks@3",
+                 "--propensities", str(prop), "--clip", "1.5", "--format", "json"]) == 0
+    out = capsys.readouterr()
+    row = json.loads(out.out)[0]
+    assert row["clip"] == 1.5 and row["clipped_clicks"] > 0
+    assert f"weights: capped at 1.5 as asked: {row['clipped_clicks']} of the " \
+        f"{row['weighted_clicks']} clicks used had a larger weight" in out.err
     assert main(["counterfactual", str(logs_dir), "--run", str(run), "--estimator", "snips",
                  "--clip", "2", "--propensities", str(prop), "--metric", "clicks@3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
