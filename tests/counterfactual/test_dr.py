@@ -59,8 +59,47 @@ def test_right_propensities_make_the_model_cancel_where_the_page_showed_the_docu
         # the same estimate and the same variance: the model changes nothing here
         assert dr["value"] == pytest.approx(ips["value"], abs=1e-12)
         assert dr["se"] == pytest.approx(ips["se"], rel=1e-9)
-    # and so it is unbiased, as ips is with the right propensities
+    # and so it is unbiased, as ips is with the right propensities: by the definition and
+    # across simulated logs
     assert _expected(cf, world, cf.EXAM, wrong) == pytest.approx(world.true_value)
+    dr = _values(cf, world, "dr", model=wrong)
+    assert abs(dr.mean() - world.true_value) < 3 * _sem(dr)
+
+
+def _given_layouts(cf, world, sim, model):
+    """E[dr | the pages' layouts] with the right propensities, from the definition: per
+    page and candidate top-k slot, p_c x alpha where the page showed the document (the
+    weighted residual corrects the model there) and the model's e_c x alpha^ where it did
+    not."""
+    k = world.k
+    top = world.cand[sim.query, :k]                              # (pages, k)
+    on_page = (sim.layout[:, None, :] == top[:, :, None]).any(2)
+    q = sim.query[:, None]
+    truth = cf.EXAM[1:k + 1] * world.alpha[q, top]
+    predicted = model.exam[1:k + 1] * model.alpha[q, top]
+    return float(np.where(on_page, truth, predicted).sum(1).mean())
+
+
+@pytest.mark.slow
+def test_right_propensities_wrong_model_is_the_model_where_pages_did_not_show(cf):
+    """Pages show 3 of 5 documents: with the right propensities, a wrong model is corrected
+    on every slot the page showed and stands alone on the others, so dr is unbiased for
+    the truth there and the model's value elsewhere; the log's own model (the pooled rates)
+    is unbiased everywhere."""
+    world = cf.make_world(1, rankers=3, shown=3)
+    wrong = world.model(alpha=world.alpha / 2)
+    gap, own = [], []
+    for seed in range(REPS):
+        sim = world.simulate(seed)
+        value = cf.estimate(world.rows(sim, "dr", model=wrong), "dr")["value"]
+        gap.append(value - _given_layouts(cf, world, sim, wrong))
+        own.append(cf.estimate(world.rows(sim, "dr"), "dr")["value"])
+    gap, own = np.array(gap), np.array(own)
+    assert abs(gap.mean()) < 3 * _sem(gap)
+    expected = np.mean([_given_layouts(cf, world, world.simulate(s), wrong)
+                        for s in range(REPS)])
+    assert expected < world.true_value - 0.05
+    assert abs(own.mean() - world.true_value) < 3 * _sem(own)
 
 
 def test_both_wrong_is_biased_by_the_amount_the_definition_gives(cf):

@@ -260,3 +260,64 @@ def test_command_line(cf, tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["counterfactual", str(logs_dir), "--run", str(run), "--estimator", "bogus"])
     assert stop.value.code == 2
+
+
+def test_standard_errors_match_a_unit_level_bootstrap(cf, logged):
+    """Each estimator written from its definition as a function of per-user resampling
+    counts (pages, clicks and examination mass summed per user, the pooled rates recomputed
+    on every resample), bootstrapped over users; the package's delta-method standard error
+    must agree with the bootstrap's."""
+    world, tables, logs = logged
+    p = np.r_[np.nan, PROP["propensity"]]
+    t = _pages(tables)
+    cand = _cand(world)
+    t["cand_rank"] = [cand.get((q, d), 0) for q, d in zip(t["query"], t["doc_id"],
+                                                             strict=True)]
+    on = t[t["cand_rank"] > 0]
+    users = sorted(tables["searches"]["user_id"].unique())
+    row = {u: i for i, u in enumerate(users)}
+    pairs = sorted(cand)
+    col = {pair: j for j, pair in enumerate(pairs)}
+    n_u = np.zeros(len(users))
+    y_ips = np.zeros(len(users))
+    C, M, slots = (np.zeros((len(users), len(pairs))) for _ in range(3))
+    for u, q in zip(tables["searches"]["user_id"], tables["searches"]["query"].astype(str),
+                    strict=True):
+        n_u[row[u]] += 1
+        for d in world.cand[int(q), :3]:
+            slots[row[u], col[(q, str(d))]] += 1          # a slot of every page of q
+    for u, q, d, r, c, hit in zip(on["user_id"], on["query"], on["doc_id"], on["rank"],
+                                  on["cand_rank"], on["clicked"], strict=True):
+        i, j = row[u], col[(q, d)]
+        y_ips[i] += p[c] / p[r] * hit
+        C[i, j] += hit
+        M[i, j] += p[r]
+        slots[i, j] -= 1                                  # ... but this one was shown
+    theta = np.array([p[cand[pair]] for pair in pairs])
+    n_pairs = np.zeros((len(users), len(pairs)))          # pages of the pair's query
+    for u, q in zip(tables["searches"]["user_id"], tables["searches"]["query"].astype(str),
+                    strict=True):
+        for j, pair in enumerate(pairs):
+            n_pairs[row[u], j] += pair[0] == q
+
+    def rate(om):
+        c, m = om @ C, om @ M
+        return np.divide(c, m, out=np.zeros_like(c), where=m > 0)
+
+    estimators = {
+        "ips": lambda om: om @ y_ips / (om @ n_u),
+        "snips": lambda om: ((om @ n_pairs) * theta * rate(om)).sum(1) / (om @ n_u),
+        # ips where the page showed the pair, p_c x its pooled rate where it did not
+        "dr": lambda om: (om @ y_ips + ((om @ slots) * theta * rate(om)).sum(1))
+        / (om @ n_u),
+    }
+    rng = np.random.default_rng(11)
+    omega = rng.multinomial(len(users), np.full(len(users), 1 / len(users)), size=4000)
+    for name, value in estimators.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = evaluate(logs, world.run(), metric="clicks@3", propensities=PROP,
+                           estimator=name)
+        assert res.value == pytest.approx(value(np.ones((1, len(users))))[0], rel=1e-12)
+        boot = value(omega).std(ddof=1)
+        assert res.se == pytest.approx(boot, rel=0.05), (name, res.se, boot)
