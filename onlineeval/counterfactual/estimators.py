@@ -62,6 +62,7 @@ def estimate(rows: pd.DataFrame, estimator: str, confidence: float = 0.95) -> di
         "clicks_beyond_max_rank": int(rows["clicks_beyond_max_rank"].sum()),
         "shown_without_propensity": int(rows["shown_without_propensity"].sum()),
         "pages_without_candidate": int(rows["pages_without_candidate"].iloc[0]),
+        "pages_without_unit": int(rows["pages_without_unit"].iloc[0]),
         "repeated_results": int(rows["repeated_results"].iloc[0]),
     })
     return out

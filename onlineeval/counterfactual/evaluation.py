@@ -60,6 +60,7 @@ class CounterfactualResult:
     clipped_clicks: int
     unsupported_share: float
     pages_without_candidate: int
+    pages_without_unit: int
     shown_without_propensity: int
     clicks_without_propensity: int
     ranks_without_propensity: str
@@ -175,7 +176,7 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
                             max_rank=max_rank, clip=clip, confidence=confidence,
                             searches=searches, query=query, unit=unit)
     _warn("pooled" if sums.query_for(name, dm is not None) == sums.POOLED else name, k,
-          max_rank, res, used)
+          max_rank, res, used, unit)
     ranks = np.flatnonzero(np.isfinite(used))
     res["clicks_without_propensity"] += res.pop("clicks_beyond_max_rank")
     return CounterfactualResult(
@@ -224,9 +225,9 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
                          propensity=table, max_rank=max_rank, clip=clip, searches=searches,
                          query=query, unit=unit)
     if rows.empty:
-        raise InputError(f"no page of the log has a query the candidate run ranks (compare "
-                         f"the run's qids with searches.{query}; use query= to choose the "
-                         "column)")
+        raise InputError(f"no page of the log has a query the candidate run ranks and a "
+                         f"value of searches.{unit} (compare the run's qids with "
+                         f"searches.{query}; use query= to choose the column)")
     res = estimate(rows, name, confidence)
     res["model_unseen_share"] = (float(rows["model_unseen"].sum()) / float(rows["slots"].sum())
                                  if "model_unseen" in rows.columns and name == "dr"
@@ -235,13 +236,19 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
     return res, np.r_[np.nan, used]
 
 
-def _warn(kind: str, k: int, max_rank: int, res: dict[str, Any], used: np.ndarray) -> None:
+def _warn(kind: str, k: int, max_rank: int, res: dict[str, Any], used: np.ndarray,
+          unit: str) -> None:
     """``kind``: ips, dr (with a given model) or pooled (snips; dr with the log's model)."""
     unseen = res["model_unseen_share"]
     without = res["pages_without_candidate"]
     if without:
-        warnings.warn(f"counterfactual: {without} pages have a query the candidate run does "
-                      "not rank; they are left out of the estimate", UserWarning, stacklevel=3)
+        warnings.warn(f"counterfactual: {without} pages have no query or one the candidate run "
+                      "does not rank; they are left out of the estimate", UserWarning,
+                      stacklevel=3)
+    if res["pages_without_unit"]:
+        warnings.warn(f"counterfactual: {res['pages_without_unit']} pages have no value of "
+                      f"the unit column {unit!r}; they are left out of the estimate (the "
+                      "interval clusters by unit)", UserWarning, stacklevel=3)
     shown = res["shown_without_propensity"]
     if shown:
         lost = res["clicks_without_propensity"] + res["clicks_beyond_max_rank"]

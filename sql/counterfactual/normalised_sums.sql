@@ -34,12 +34,11 @@
 --   the same on every row: weighted_sum and weighted_sum2 (sum
 --   over used clicks of their weight in the snips estimate, g, and of its square),
 --   dr_weighted_sum and dr_weighted_sum2 (the same for dr, where a click weighs w + h),
---   pages_without_candidate, repeated_results.
+--   pages_without_candidate, pages_without_unit, repeated_results.
 WITH
 s AS (
     SELECT search_id, {{unit}} AS unit, CAST({{query}} AS VARCHAR) AS query
     FROM {{searches}}
-    WHERE {{query}} IS NOT NULL
 ),
 cand AS (
     SELECT query, doc_id, cand_rank FROM {{candidate}}
@@ -54,6 +53,7 @@ pages AS (
     SELECT s.search_id, s.unit, s.query
     FROM s
     JOIN cand_query AS cq ON cq.query = s.query
+    WHERE s.unit IS NOT NULL
 ),
 clicked AS (
     SELECT DISTINCT search_id, rank FROM clicks WHERE rank IS NOT NULL
@@ -157,10 +157,11 @@ click_weights AS (
     JOIN coef AS co ON co.query = ce.query AND co.doc_id = ce.doc_id
 ),
 left_out AS (
-    SELECT count(*) AS n
+    SELECT count(*) AS n,
+        sum(CASE WHEN cq.query IS NOT NULL AND s.unit IS NULL THEN 1 ELSE 0 END) AS no_unit
     FROM s
     LEFT JOIN cand_query AS cq ON cq.query = s.query
-    WHERE cq.query IS NULL
+    WHERE cq.query IS NULL OR s.unit IS NULL
 )
 SELECT um.unit, um.pages, um.slots, um.supported,
     um.mix + coalesce(uc.snips_resid, 0.0) AS snips,
@@ -174,7 +175,8 @@ SELECT um.unit, um.pages, um.slots, um.supported,
     (SELECT coalesce(w2, 0.0) FROM click_weights) AS weighted_sum2,
     (SELECT coalesce(dr_w1, 0.0) FROM click_weights) AS dr_weighted_sum,
     (SELECT coalesce(dr_w2, 0.0) FROM click_weights) AS dr_weighted_sum2,
-    (SELECT n FROM left_out) AS pages_without_candidate,
+    (SELECT n - coalesce(no_unit, 0) FROM left_out) AS pages_without_candidate,
+    (SELECT coalesce(no_unit, 0) FROM left_out) AS pages_without_unit,
     (SELECT coalesce(sum(repeated), 0) FROM unused) AS repeated_results
 FROM unit_mix AS um
 LEFT JOIN unit_cells AS uc ON uc.unit = um.unit

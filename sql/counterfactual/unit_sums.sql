@@ -14,7 +14,9 @@
 --   INTEGER, propensity DOUBLE, dm_exam DOUBLE): the examination propensity per rank and the
 --   click model's examination per rank (NULL where unknown). Queries and document ids are
 --   compared as text.
--- pages: a search whose query (as text) the candidate ranks.
+-- pages: a search with a unit value whose query (as text) the candidate ranks. The others
+--   are left out and counted: pages_without_candidate (query NULL or not ranked by the
+--   candidate), pages_without_unit (a ranked query, a NULL unit: no cluster to put it in).
 -- slots: a page has one slot per document the candidate ranks in its top k for the page's
 --   query. A slot is supported when the page showed that document at a rank l <= $max_rank
 --   with a propensity; a document shown at several ranks of one page counts at its highest
@@ -29,13 +31,12 @@
 --   clicks not used: clicks_without_propensity (on a candidate document at a rank
 --   <= $max_rank without a propensity), clicks_beyond_max_rank, shown_without_propensity
 --   (candidate documents shown at a rank without a propensity or beyond $max_rank, clicked
---   or not); pages_without_candidate and
+--   or not); pages_without_candidate, pages_without_unit and
 --   repeated_results (the same on every row).
 WITH
 s AS (
     SELECT search_id, {{unit}} AS unit, CAST({{query}} AS VARCHAR) AS query
     FROM {{searches}}
-    WHERE {{query}} IS NOT NULL
 ),
 cand AS (
     SELECT query, doc_id, cand_rank, dm_alpha, dm_seen FROM {{candidate}}
@@ -54,6 +55,7 @@ pages AS (
     SELECT s.search_id, s.unit, s.query, cq.n_cand, cq.dm_value, cq.n_unseen
     FROM s
     JOIN cand_query AS cq ON cq.query = s.query
+    WHERE s.unit IS NOT NULL
 ),
 clicked AS (
     SELECT DISTINCT search_id, rank FROM clicks WHERE rank IS NOT NULL
@@ -108,10 +110,11 @@ unit_pages AS (
     GROUP BY unit
 ),
 left_out AS (
-    SELECT count(*) AS n
+    SELECT count(*) AS n,
+        sum(CASE WHEN cq.query IS NOT NULL AND s.unit IS NULL THEN 1 ELSE 0 END) AS no_unit
     FROM s
     LEFT JOIN cand_query AS cq ON cq.query = s.query
-    WHERE cq.query IS NULL
+    WHERE cq.query IS NULL OR s.unit IS NULL
 )
 SELECT u.unit, u.pages, u.slots,
     coalesce(t.supported, 0) AS supported,
@@ -124,7 +127,8 @@ SELECT u.unit, u.pages, u.slots,
     coalesce(t.clicks_without_propensity, 0) AS clicks_without_propensity,
     coalesce(t.clicks_beyond_max_rank, 0) AS clicks_beyond_max_rank,
     coalesce(t.shown_without_propensity, 0) AS shown_without_propensity,
-    (SELECT n FROM left_out) AS pages_without_candidate,
+    (SELECT n - coalesce(no_unit, 0) FROM left_out) AS pages_without_candidate,
+    (SELECT coalesce(no_unit, 0) FROM left_out) AS pages_without_unit,
     (SELECT coalesce(sum(repeated), 0) FROM slot_sums) AS repeated_results
 FROM unit_pages AS u
 LEFT JOIN slot_sums AS t ON t.unit = u.unit

@@ -129,7 +129,7 @@ class World:
 
         out = {"unit": np.arange(users), "pages": pages, "slots": pages * k,
                "clicks_without_propensity": 0, "clicks_beyond_max_rank": 0,
-               "shown_without_propensity": 0,
+               "shown_without_propensity": 0, "pages_without_unit": 0,
                "pages_without_candidate": 0, "repeated_results": 0}
         raw = np.where(usable, theta_c / theta_l, 0.0)
         w = raw if clip is None else np.minimum(raw, clip)

@@ -148,7 +148,7 @@ def test_standard_errors_effective_sample_sizes_and_shares_by_hand():
         ips = evaluate(logs, RUN, metric="clicks@2", propensities={1: 1, 2: 0.5, 3: 0.25},
                        estimator="ips", max_rank=3)
     said = " | ".join(str(w.message) for w in got)
-    assert "1 pages have a query the candidate run does not rank" in said
+    assert "1 pages have no query or one the candidate run does not rank" in said
     assert "33.3% of the candidate's top-2 slots hold a document the logged page did not " \
         "show at a rank with a propensity; no click can be counted" in said
     # all four clicks: u1 has s1 b@2 (w 1) and s2 b@1 (0.5), c@2 (2): 3.5 over 2 pages;
@@ -297,3 +297,32 @@ def test_a_zero_propensity_is_a_rank_without_support_counted_and_reported(tmp_pa
     with pytest.raises(InputError, match="row 3: rank must be a whole number >= 1 and "
                        "propensity a finite number >= 0"):
         read_propensities(path)
+
+
+def test_pages_without_a_query_or_a_unit_are_left_out_and_counted():
+    """A NULL query is a page the candidate does not rank; a NULL unit has no cluster: both
+    are counted and warned about, and the estimate is the one of the log without them."""
+    searches = SEARCHES.assign(session=["v1", "v1", "v2", "v2"])
+    extra = pd.DataFrame({"search_id": ["s5", "s6"], "user_id": ["u3", "u3"],
+                          "query": [None, "q"], "session": ["v3", None]})
+    results = pd.concat([RESULTS, pd.DataFrame({"search_id": ["s5", "s6", "s6"],
+                                                "rank": [1, 1, 2],
+                                                "doc_id": ["c", "c", "b"]})])
+    clicks_ = pd.concat([clicks((1, 1, 1, 1)),
+                         pd.DataFrame({"search_id": ["s5", "s6"], "rank": [1, 1]})])
+    logs = onlineeval.load_logs(searches=pd.concat([searches, extra]), results=results,
+                                clicks=clicks_)
+    base = onlineeval.load_logs(searches=searches, results=RESULTS, clicks=clicks((1, 1, 1, 1)))
+    prop = {1: 1, 2: 0.5, 3: 0.25}
+    for est in ("ips", "snips", "dr"):
+        with pytest.warns(UserWarning) as got:
+            res = evaluate(logs, RUN, metric="clicks@2", propensities=prop, estimator=est,
+                           max_rank=3, unit="session")
+        said = " | ".join(str(w.message) for w in got)
+        assert "2 pages have no query or one the candidate run does not rank" in said
+        assert "1 pages have no value of the unit column 'session'; they are left out" in said
+        assert (res.pages_without_candidate, res.pages_without_unit) == (2, 1)
+        with pytest.warns(UserWarning):
+            want = evaluate(base, RUN, metric="clicks@2", propensities=prop, estimator=est,
+                            max_rank=3, unit="session")
+        assert (res.value, res.se, res.pages, res.units) == (want.value, want.se, 3, 2)
