@@ -1,4 +1,4 @@
-"""The click-model SQL stays in the portable subset (issue 16): every
+"""The click-model and counterfactual SQL stays in the portable subset (issue 16): every
 file translates to Spark, Trino, BigQuery and Snowflake without an unsupported construct."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from onlineeval import queries
 
-NAMES = [n for n in queries.available() if n.split("/")[0] == "clickmodels"]
+NAMES = [n for n in queries.available() if n.split("/")[0] in ("clickmodels", "counterfactual")]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -23,4 +23,4 @@ def test_translates_to_every_dialect(name):
 
 
 def test_every_file_is_found():
-    assert len(NAMES) == 5
+    assert len(NAMES) == 9

@@ -39,6 +39,14 @@ def _cand(world):
     return {(q, d): r for q, d, r in c.itertuples(index=False)}
 
 
+def _shown_candidate(tables, cand):
+    """The shown results that are candidate top-k documents, with their candidate rank."""
+    t = _pages(tables)
+    t["cand_rank"] = [cand.get((q, d), 0) for q, d in zip(t["query"], t["doc_id"],
+                                                             strict=True)]
+    return t[t["cand_rank"] > 0]
+
+
 def _snips_of_weights(on, cand, p, users, n_pages_uq):
     """snips from its definition as a function of per-unit weights omega (all 1: the
     estimate): per (query, doc) weighted clicks over weighted examination mass."""
@@ -67,11 +75,8 @@ def _snips_of_weights(on, cand, p, users, n_pages_uq):
 def test_every_estimator_matches_a_direct_computation(cf, logged):
     world, tables, logs = logged
     p = np.r_[np.nan, PROP["propensity"]]
-    t = _pages(tables)
     cand = _cand(world)
-    t["cand_rank"] = [cand.get((q, d), 0) for q, d in zip(t["query"], t["doc_id"],
-                                                             strict=True)]
-    on = t[t["cand_rank"] > 0]
+    on = _shown_candidate(tables, cand)
     users = tables["searches"]["user_id"]
     n_pages = users.value_counts().sort_index()
     # ips: sum over clicks on candidate documents of p_c / p_l, per page
@@ -269,11 +274,8 @@ def test_standard_errors_match_a_unit_level_bootstrap(cf, logged):
     must agree with the bootstrap's."""
     world, tables, logs = logged
     p = np.r_[np.nan, PROP["propensity"]]
-    t = _pages(tables)
     cand = _cand(world)
-    t["cand_rank"] = [cand.get((q, d), 0) for q, d in zip(t["query"], t["doc_id"],
-                                                             strict=True)]
-    on = t[t["cand_rank"] > 0]
+    on = _shown_candidate(tables, cand)
     users = sorted(tables["searches"]["user_id"].unique())
     row = {u: i for i, u in enumerate(users)}
     pairs = sorted(cand)
