@@ -321,20 +321,23 @@ def stages(size: str, qrels: Path, run: Path) -> None:
     """Wall and CPU time of each stage of onlineeval's pipeline (uses engine internals)."""
     import resource
 
-    from onlineeval.offline import ranking, trec_format
-    from onlineeval.offline.api import parse_measure
+    from onlineeval.offline import reading
+    from onlineeval.offline.hugepages import no_hugepage_advice
+    from onlineeval.offline.measures.names import parse_measure
+    from onlineeval.offline.ranking.layout import Options
+    from onlineeval.offline.ranking.prepare import prepare_columns
 
     def now() -> tuple[float, float, float, int]:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return time.perf_counter(), r.ru_utime, r.ru_stime, r.ru_minflt
 
     marks = [("start", now())]
-    with ranking.no_hugepage_advice():  # as evaluate() runs
-        q = trec_format.load_qrels(str(qrels))
+    with no_hugepage_advice():  # as evaluate() runs
+        q = reading.load_qrels(str(qrels))
         marks.append(("read qrels file", now()))
-        r = trec_format.load_run(str(run))
+        r = reading.load_run(str(run))
         marks.append(("read run file", now()))
-        ranked = ranking._prepare(q, r, 1, None, False, False)
+        ranked = prepare_columns(q, r, Options())
         del r
         marks.append(("join + rank (prepare)", now()))
         for name in MEASURES:

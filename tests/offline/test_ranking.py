@@ -9,8 +9,15 @@ import pandas as pd
 import pytest
 
 from onlineeval.errors import InputError
-from onlineeval.offline import ranking
-from onlineeval.offline.ranking import NONPOOL, UNJUDGED, prepare
+from onlineeval.offline import hugepages, ranking
+from onlineeval.offline.ranking import (
+    NONPOOL,
+    UNJUDGED,
+    block_sort,
+    general_sort,
+    prepare,
+    relevance_table,
+)
 
 # the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
 # tests/offline/test_query_overlap.py checks the warning that says so
@@ -21,12 +28,10 @@ def frame(rows, value):
     return pd.DataFrame(rows, columns=["qid", "docno", value])
 
 
-@pytest.fixture(params=["arrow", "numpy"])
-def string_backend(request, monkeypatch):
-    """Run each test with the pyarrow string path and with the pandas/numpy fallback."""
-    if request.param == "numpy":
-        monkeypatch.setattr(ranking._Strings, "for_columns",
-                            classmethod(lambda cls, *cols: cls(False)))
+@pytest.fixture(params=["arrow"])
+def string_backend(request):
+    """The string backend of prepare: pyarrow (a required dependency; the numpy fallback for a
+    missing pyarrow is gone)."""
     return request.param
 
 
@@ -133,7 +138,7 @@ def test_rank_order_paths_agree_with_a_plain_sort(sizes):
     score = rng.integers(0, 4, n).astype(float)         # many ties
     drank = rng.permutation(n).astype(np.int32)          # distinct docno ranks
     by_key = np.argsort(qi.astype(np.int64) * n + drank, kind="stable")
-    order = ranking._rank_order(qi, score, drank, len(sizes), n, by_key)
+    order = general_sort._rank_order(qi, score, drank, len(sizes), by_key)
     expected = sorted(range(n), key=lambda i: (qi[i], -score[i], -drank[i]))
     assert order.tolist() == expected
 
@@ -154,7 +159,7 @@ def test_key_order_matches_a_global_sort(layout):
         qi = np.repeat(np.array([0, 1, 0, 2]), 6)
     qi = qi.astype(np.int32)
     drank = rng.permutation(len(qi)).astype(np.int32)
-    got = ranking._key_order(qi, drank, 4)
+    got = general_sort._key_order(qi, drank)
     if layout in ("blocks", "blocks_unordered"):
         expected = np.argsort(qi.astype(np.int64) * len(qi) + drank, kind="stable")
         assert got.tolist() == expected.tolist()
@@ -234,11 +239,11 @@ def _random_blocks(seed, n_q, width, close_scores=False):
 @pytest.mark.parametrize("dense", [True, False])
 def test_fast_path_matches_a_plain_ranking(close_scores, dense, monkeypatch, string_backend):
     calls = []
-    real = ranking._fast_order
-    monkeypatch.setattr(ranking, "_fast_order",
+    real = block_sort.rank_blocks
+    monkeypatch.setattr(block_sort, "rank_blocks",
                         lambda *a: calls.append(1) or real(*a))
     if not dense:  # force the hash join used for big (query, docno) tables
-        monkeypatch.setattr(ranking, "_MAX_DENSE_CELLS", 0)
+        monkeypatch.setattr(relevance_table, "_MAX_DENSE_CELLS", 0)
     qrels_rows, run_rows = _random_blocks(7, n_q=40, width=25, close_scores=close_scores)
     r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
     assert calls, "the fast path was not tried"
@@ -251,7 +256,7 @@ def test_fast_path_agrees_with_general_path_with_flags(monkeypatch):
     for kwargs in ({"max_results": 5}, {"complete": True}, {"relevance_level": 2}):
         fast = prepare(qrels, run, keep_docnos=True, **kwargs)
         with monkeypatch.context() as m:
-            m.setattr(ranking, "_fast_order", lambda *a: None)
+            m.setattr(block_sort, "rank_blocks", lambda *a: None)
             slow = prepare(qrels, run, keep_docnos=True, **kwargs)
         assert fast.qids.tolist() == slow.qids.tolist()
         assert fast.offsets.tolist() == slow.offsets.tolist()
@@ -273,17 +278,17 @@ def test_fast_path_layout_misses_fall_back():
 
 
 # --------------------------------------------------------------------------- fast path pieces
-# _fast_order works through the blocks in pieces of about _CHUNK_CELLS rows, two threads at a
+# rank_blocks works through the blocks in pieces of about _CHUNK_CELLS rows, two threads at a
 # time; a tiny piece size forces many pieces (and, with close scores, pieces that need the
 # exact fallback next to pieces that do not).
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 17])
 @pytest.mark.parametrize("close_scores", [False, True])
 def test_fast_path_in_pieces_matches_a_plain_ranking(chunk, close_scores, monkeypatch):
-    monkeypatch.setattr(ranking, "_CHUNK_CELLS", chunk)
+    monkeypatch.setattr(block_sort, "_CHUNK_CELLS", chunk)
     calls = []
-    real = ranking._fast_order
-    monkeypatch.setattr(ranking, "_fast_order", lambda *a: calls.append(1) or real(*a))
+    real = block_sort.rank_blocks
+    monkeypatch.setattr(block_sort, "rank_blocks", lambda *a: calls.append(1) or real(*a))
     qrels_rows, run_rows = _random_blocks(5, n_q=23, width=9, close_scores=close_scores)
     # queries of the run without judgments are dropped before the fast path
     run_rows += [("unjudged_q", f"d{i}", float(i % 3)) for i in range(9)]
@@ -301,9 +306,9 @@ def test_fast_path_in_pieces_from_files_matches_the_general_path(tmp_path, monke
     qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
     run_path.write_text("".join(f"{q} Q0 {d} {i} {s!r} tag\n"
                                 for i, (q, d, s) in enumerate(run_rows)))
-    monkeypatch.setattr(ranking, "_CHUNK_CELLS", 20)
+    monkeypatch.setattr(block_sort, "_CHUNK_CELLS", 20)
     fast = prepare(qrels_path, run_path, keep_docnos=True)
-    monkeypatch.setattr(ranking, "_fast_order", lambda *a: None)
+    monkeypatch.setattr(block_sort, "rank_blocks", lambda *a: None)
     slow = prepare(qrels_path, run_path, keep_docnos=True)
     for name in ("qids", "offsets", "rel", "score", "docno", "rel_levels"):
         assert getattr(fast, name).tolist() == getattr(slow, name).tolist(), name
@@ -312,7 +317,7 @@ def test_fast_path_in_pieces_from_files_matches_the_general_path(tmp_path, monke
 def test_duplicate_judgment_with_a_regular_run_is_still_an_error(monkeypatch):
     # the duplicate-judgment check runs in a thread next to the fast path; its error must
     # come out all the same, and an unevaluated query's duplicates must not
-    monkeypatch.setattr(ranking, "_CHUNK_CELLS", 2)
+    monkeypatch.setattr(block_sort, "_CHUNK_CELLS", 2)
     run = frame([("a", "x", 1.0), ("a", "y", 2.0), ("b", "x", 1.0), ("b", "z", 0.5)],
                 "score")
     qrels = frame([("a", "x", 1), ("b", "z", 0), ("b", "z", 1), ("c", "w", 1), ("c", "w", 0)],
@@ -329,7 +334,7 @@ def test_no_hugepage_advice_restores_the_setting():
     setter = np._core.multiarray._set_madvise_hugepage
     before = setter(True)
     try:
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             assert setter(False) is False      # switched off inside
         assert setter(True) is True            # and back on afterwards
     finally:
@@ -337,24 +342,24 @@ def test_no_hugepage_advice_restores_the_setting():
 
 
 def _thp_flag() -> int:
-    return ranking._prctl()(ranking._PR_GET_THP_DISABLE, 0, 0, 0, 0)
+    return hugepages._prctl()(hugepages._PR_GET_THP_DISABLE, 0, 0, 0, 0)
 
 
 @pytest.mark.parametrize("before", [0, 1])
 def test_no_hugepage_advice_sets_and_restores_the_thp_flag(before):
     # this project runs on Linux (CI and the benchmark machine): the prctl path must exist
-    assert sys.platform.startswith("linux") and ranking._prctl() is not None
+    assert sys.platform.startswith("linux") and hugepages._prctl() is not None
     original = _thp_flag()
-    assert ranking._set_thp_disabled(bool(before)) == bool(original)
+    assert hugepages._set_thp_disabled(bool(before)) == bool(original)
     try:
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             assert _thp_flag() == 1                  # switched off inside
-            with ranking.no_hugepage_advice():       # nested (evaluate -> prepare)
+            with hugepages.no_hugepage_advice():       # nested (evaluate -> prepare)
                 assert _thp_flag() == 1
             assert _thp_flag() == 1                  # the inner block restored "off"
         assert _thp_flag() == before                 # and the caller's setting afterwards
     finally:
-        ranking._set_thp_disabled(bool(original))
+        hugepages._set_thp_disabled(bool(original))
     assert _thp_flag() == original
 
 
@@ -368,14 +373,14 @@ def test_overlapping_blocks_in_two_threads_restore_the_setting():
     seen = {}
 
     def a():
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             a_in.set()
             b_in.wait(5)
         a_out.set()
 
     def b():
         a_in.wait(5)
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             b_in.set()
             a_out.wait(5)
             seen["inside_after_a_left"] = _thp_flag()
@@ -387,7 +392,7 @@ def test_overlapping_blocks_in_two_threads_restore_the_setting():
         t.join(10)
     assert seen == {"inside_after_a_left": 1}      # still off while B's block runs
     assert _thp_flag() == original                  # the caller's setting afterwards
-    assert ranking._advice_depth == 0
+    assert hugepages._advice_depth == 0
 
 
 def _small_pair(tmp_path):
@@ -416,14 +421,14 @@ def test_thp_switch_fallback_when_prctl_is_missing_or_fails(tmp_path, monkeypatc
         return -1                                    # e.g. a kernel without the option
 
     for fake in (None, failing):
-        monkeypatch.setattr(ranking, "_prctl", lambda fake=fake: fake)
-        assert ranking._set_thp_disabled(True) is None
-        with ranking.no_hugepage_advice():           # still runs, numpy's switch still used
+        monkeypatch.setattr(hugepages, "_prctl", lambda fake=fake: fake)
+        assert hugepages._set_thp_disabled(True) is None
+        with hugepages.no_hugepage_advice():           # still runs, numpy's switch still used
             pass
         without = evaluate(qrels, run, measures, per_query=True)
         pd.testing.assert_frame_equal(without, with_switch)
     # a failed query is never followed by a set (nothing to restore)
-    assert calls and set(calls) == {ranking._PR_GET_THP_DISABLE}
+    assert calls and set(calls) == {hugepages._PR_GET_THP_DISABLE}
 
 
 @pytest.mark.parametrize("grades, dtype", [((-1, 0, 1, 3), np.int8),
@@ -438,7 +443,7 @@ def test_rel_codes_in_the_narrowest_type_on_both_paths(grades, dtype, monkeypatc
     qrels_rows = [(q, d, int(rng.choice(grades))) for q, d, _ in qrels_rows]
     qrels, run = frame(qrels_rows, "rel"), frame(run_rows, "score")
     fast = prepare(qrels, run, keep_docnos=True)
-    monkeypatch.setattr(ranking, "_fast_order", lambda *a: None)
+    monkeypatch.setattr(block_sort, "rank_blocks", lambda *a: None)
     slow = prepare(qrels, run, keep_docnos=True)
     _, _, rel, _, docno = _reference(qrels_rows, run_rows)
     for r in (fast, slow):
