@@ -325,7 +325,7 @@ def stages(size: str, qrels: Path, run: Path) -> None:
     from onlineeval.offline.hugepages import no_hugepage_advice
     from onlineeval.offline.measures.names import parse_measure
     from onlineeval.offline.ranking.layout import Options
-    from onlineeval.offline.ranking.prepare import prepare_columns
+    from onlineeval.offline.ranking.preparation import prepare_columns
 
     def now() -> tuple[float, float, float, int]:
         r = resource.getrusage(resource.RUSAGE_SELF)

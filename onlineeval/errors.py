@@ -42,3 +42,21 @@ class UnknownNameError(OnlineEvalError, ValueError):
 
 class InvalidParameterError(OnlineEvalError, ValueError):
     """An argument has an invalid value (out of range, wrong type, inconsistent with another)."""
+
+
+class OutputError(OnlineEvalError):
+    """An output cannot be written: the path is also an input, is a directory where a file is
+    expected (or the reverse), is being written by another process, already exists, or the
+    operating system refused the write (no space, read-only, permission). Nothing was left
+    under the output's name."""
+
+
+class ExcludedRowsWarning(UserWarning):
+    """Rows of a loaded log were left out of the clean views (``load_logs`` counts them by
+    table and reason in ``Logs.report``)."""
+
+
+class SampleRatioMismatchWarning(UserWarning):
+    """The units per variant of an A/B experiment do not fit the expected split: assignment
+    or logging is broken, and the readout's results are not trustworthy until the cause is
+    found (:func:`onlineeval.abtest` warns with the check's message)."""

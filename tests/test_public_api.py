@@ -1,37 +1,123 @@
-"""Every name the top-level API promises resolves to a callable or class, whatever the
-import order (several exported functions share their name with a subpackage)."""
+"""The API namespace: every dotted path the README shows works after a plain
+``import onlineeval``, and a name that is a module is that module in every import order
+(callable where it shares its name with its main function; see onlineeval.namespace)."""
 
+from __future__ import annotations
+
+import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import onlineeval
-import onlineeval.offline
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+# the paths the issue names, whatever the README says today
+NAMED = ["onlineeval.agreement.tau_matrix", "onlineeval.simulate.ClickModel",
+         "onlineeval.offline.compare"]
 
 
-def test_every_export_resolves():
+def _python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def readme_paths() -> list[str]:
+    """Every ``onlineeval.x.y`` in the README (prose and code), and every name a
+    ``from onlineeval.x import a, b`` line there imports, as a dotted path."""
+    text = README.read_text(encoding="utf-8")
+    paths = set(re.findall(r"(?<![\w./-])onlineeval(?:\.[A-Za-z_]\w*)+", text))
+    for module, names in re.findall(r"from (onlineeval(?:\.\w+)*) import ([\w ,]+)", text):
+        paths.update(f"{module}.{n.strip()}" for n in names.split(",") if n.strip())
+    return sorted(paths)
+
+
+def test_the_readme_shows_dotted_paths() -> None:
+    paths = readme_paths()
+    # the extraction works: the README shows these (else this test would check nothing)
+    assert {"onlineeval.agreement.tau_matrix", "onlineeval.offline.compare",
+            "onlineeval.interleaving.team_draft"} <= set(paths)
+    assert len(paths) >= 20
+
+
+def test_every_readme_path_resolves_after_a_plain_import() -> None:
+    paths = readme_paths() + NAMED
+    code = (
+        "import json, onlineeval\n"
+        "bad = {}\n"
+        f"for path in {paths!r}:\n"
+        "    obj = onlineeval\n"
+        "    try:\n"
+        "        for part in path.split('.')[1:]:\n"
+        "            obj = getattr(obj, part)\n"
+        "    except AttributeError as exc:\n"
+        "        bad[path] = str(exc)\n"
+        "print(json.dumps(bad))\n"
+    )
+    assert json.loads(_python(code)) == {}
+
+
+def _modules_shadowed(first_imports: str) -> dict[str, str]:
+    """In a fresh interpreter, after ``first_imports`` and then every module of the package:
+    each ``parent.leaf`` attribute that is not the module ``parent.leaf`` itself."""
+    code = (
+        "import importlib, json, pkgutil, sys\n"
+        f"{first_imports}\n"
+        "import onlineeval\n"
+        "names = [m.name for m in pkgutil.walk_packages(onlineeval.__path__, 'onlineeval.')\n"
+        "         if not m.name.endswith('__main__')]\n"
+        "for n in names:\n"
+        "    importlib.import_module(n)\n"
+        "bad = {}\n"
+        "for n in names:\n"
+        "    parent, _, leaf = n.rpartition('.')\n"
+        "    got = getattr(sys.modules[parent], leaf)\n"
+        "    if got is not sys.modules[n]:\n"
+        "        bad[n] = type(got).__name__\n"
+        "print(json.dumps(bad))\n"
+    )
+    return json.loads(_python(code))
+
+
+def test_no_function_shadows_a_module_in_any_import_order() -> None:
+    # today's shadowing came from the order: a function bound first, or a package first
+    assert _modules_shadowed("import onlineeval as oe; oe.simulate; oe.abtest; oe.agreement; "
+                             "oe.rbo; oe.convert") == {}
+    assert _modules_shadowed("from onlineeval import simulate, abtest, agreement\n"
+                             "from onlineeval.offline import compare, rbo\n"
+                             "from onlineeval.interleaving import team_draft, balanced") == {}
+    assert _modules_shadowed("import onlineeval.offline.compare as m\n"
+                             "import onlineeval.interleaving.team_draft") == {}
+
+
+def test_modules_named_like_their_function_call_it() -> None:
+    out = _python(
+        "import inspect, json, onlineeval as oe\n"
+        "from onlineeval.interleaving import team_draft\n"
+        "a = team_draft(['d1', 'd2', 'd3'], ['d2', 'd4', 'd1'], k=3, rng=42)\n"
+        "b = oe.interleaving.team_draft.team_draft(['d1', 'd2', 'd3'], ['d2', 'd4', 'd1'],"
+        " k=3, rng=42)\n"
+        "ra, rb = {'q1': ['d1', 'd2', 'd3']}, {'q1': ['d1', 'd3', 'd2']}\n"
+        "r1 = oe.offline.rbo(ra, rb, p=0.9).to_dict()\n"
+        "r2 = oe.offline.rbo.rbo(ra, rb, p=0.9).to_dict()\n"
+        "print(json.dumps([list(a.docs) == list(b.docs), list(a.teams) == list(b.teams),\n"
+        "    str(r1) == str(r2),\n"
+        "    list(inspect.signature(oe.abtest).parameters)[0],\n"
+        "    list(inspect.signature(oe.simulate).parameters)[:2],\n"
+        "    list(inspect.signature(oe.agreement).parameters)[0],\n"
+        "    callable(oe.simulate), callable(oe.abtest), callable(oe.agreement),\n"
+        "    oe.simulate.__name__]))\n"
+    )
+    assert json.loads(out) == [True, True, True, "logs", ["outdir", "seed"], "table",
+                               True, True, True, "onlineeval.simulate"]
+
+
+def test_every_export_resolves() -> None:
     for name in onlineeval._EXPORTS:
-        obj = getattr(onlineeval, name)
-        assert callable(obj), name
-
-
-def test_offline_functions_win_over_same_named_submodules():
-    code = (
-        "import onlineeval.offline.compare, onlineeval.offline.rbo, onlineeval.offline as o;"
-        "import types;"
-        "assert not isinstance(o.compare, types.ModuleType);"
-        "assert not isinstance(o.rbo, types.ModuleType);"
-        "print('ok')"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip() == "ok", out.stderr
-
-
-def test_package_named_exports_are_callable_after_their_subpackage_is_imported():
-    code = (
-        "import onlineeval.simulate, onlineeval.abtest, onlineeval.agreement, onlineeval as oe;"
-        "assert callable(oe.simulate) and callable(oe.abtest) and callable(oe.agreement);"
-        "print('ok')"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip() == "ok", out.stderr
-    assert callable(onlineeval.offline.evaluate)
+        assert callable(getattr(onlineeval, name)), name
+    # a top-level function that is not a subpackage is the function itself
+    assert type(onlineeval.rbo).__name__ == "function"
+    assert type(onlineeval.convert).__name__ == "function"
+    assert {"offline", "simulate", "logs", "rbo"} <= set(dir(onlineeval))

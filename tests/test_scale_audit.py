@@ -24,7 +24,7 @@ import pytest
 
 import onlineeval
 from onlineeval.abtest.metrics import UNIT_SUMS
-from onlineeval.errors import InputError
+from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.stats.moments import Moments, ratio
 
 USERS = 40
@@ -276,11 +276,15 @@ def test_power_counts_null_unit_searches_and_keeps_the_variant_baseline() -> Non
     s["cookie"] = s["user_id"].astype(object)
     s.loc[s.index[:7], "cookie"] = None  # 7 searches of control user u000 lose their unit
     logs = onlineeval.load_logs(searches=s, results=r, clicks=c)
-    out = onlineeval.power(logs, metrics="searches_per_unit", variant="treatment",
-                           unit="cookie")
+    # 20 baseline units make 10 per arm, fewer than the A/B readout's minimum: no MDE
+    with pytest.warns(UserWarning, match="fewer than the 50"):
+        out = onlineeval.power(logs, metrics="ctr", variant="treatment", unit="cookie")
     assert out.attrs["excluded"] == {"null_unit_searches": 7}
     treated = s[s.variant == "treatment"]
     assert out.loc[0, "baseline_units"] == treated.user_id.nunique() == USERS // 2
-    assert out.loc[0, "baseline_value"] == SEARCHES_PER_USER
-    # every unit has the same number of searches: the per-unit sd is exactly 0
-    assert out.loc[0, "unit_sd"] == 0
+    assert out.loc[0, "baseline_value"] == pytest.approx(
+        treated.search_id.isin(c.search_id).mean(), rel=1e-12)
+    # every unit has the same number of searches: searches_per_unit has zero variance, from
+    # which no sample size follows (an error since issue 12; it was unit_sd 0)
+    with pytest.raises(InvalidParameterError, match="zero variance.*searches_per_unit"):
+        onlineeval.power(logs, metrics="searches_per_unit", variant="treatment", unit="cookie")

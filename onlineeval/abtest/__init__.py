@@ -8,24 +8,14 @@ inside the window; :mod:`onlineeval.abtest.units` says which searches count);
 :data:`onlineeval.abtest.metrics.METRICS`.
 """
 
-import sys
-import types
-from typing import Any
-
 from onlineeval.abtest.metrics import METRICS
 from onlineeval.abtest.readout import COLUMNS, abtest
 from onlineeval.abtest.sizing import POWER_COLUMNS, power
+from onlineeval.namespace import lazy_submodules, make_callable
 
 __all__ = ["COLUMNS", "METRICS", "POWER_COLUMNS", "abtest", "power"]
 
 
-class _CallableModule(types.ModuleType):
-    """``onlineeval.abtest`` names both this package and its main function. Once the package
-    is imported, Python binds ``onlineeval.abtest`` to the package, so calling the package
-    must run :func:`abtest`."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return abtest(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# onlineeval.abtest(logs, ...) runs abtest() (onlineeval.namespace)
+make_callable(__name__)
+__getattr__ = lazy_submodules(__name__)

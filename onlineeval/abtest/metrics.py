@@ -24,14 +24,12 @@ from dataclasses import dataclass
 from onlineeval.online.definitions import COLUMNS as ONLINE_COLUMNS
 from onlineeval.online.definitions import METRICS as ONLINE_METRICS
 from onlineeval.online.definitions import missing_requirements
+from onlineeval.online.facts import STATISTICS
 from onlineeval.registry import Registry
 
-#: per-unit statistics produced by sql/ab/unit_sums.sql, in column order
-UNIT_SUMS: tuple[str, ...] = (
-    "searches", "session_first", "has_click", "n_clicks", "n_sat_clicks", "nonzero",
-    "abandoned", "known_n_results", "zero_result", "session_has_click", "session_abandoned",
-    "session_success", "ttfc_s", "has_ttfc", "rr", "known_rr", "reformulated", "known_query",
-)
+#: per-unit statistics produced by sql/ab/unit_sums.sql, in column order: the searches, then
+#: the per-search statistics the facts query declares (onlineeval.online.facts.STATISTICS)
+UNIT_SUMS: tuple[str, ...] = ("searches", *STATISTICS)
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,8 @@ class ABMetric:
     requires: tuple[tuple[str, ...], ...] = ()
     #: which way is an improvement ("higher", "lower" or None), as in the online registry
     better: str | None = None
+    #: the values the metric can take, as in the online registry (per-unit means: >= 0)
+    bounds: tuple[float | None, float | None] = (0.0, None)
 
 
 METRICS: Registry[ABMetric] = Registry("metric")
@@ -53,7 +53,7 @@ METRICS: Registry[ABMetric] = Registry("metric")
 for _name, _m in ONLINE_METRICS.items():
     if _m.denominator is not None:
         METRICS.register(_name, ABMetric(_name, _m.numerator, _m.denominator, "ratio",
-                                         _m.definition, _m.requires, _m.better))
+                                         _m.definition, _m.requires, _m.better, _m.bounds))
 
 _SESSIONS = ONLINE_METRICS.get("sessions").requires
 _SUCCESS = ONLINE_METRICS.get("session_success_rate").requires

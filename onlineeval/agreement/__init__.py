@@ -4,34 +4,35 @@
   interval, Kendall's τ-b and Spearman's ρ with p-values, and the decision table;
 - :func:`tau_matrix` — which offline measure agrees best with which online metric;
 - :func:`per_query_agreement` — within one experiment, per-query offline deltas against
-  per-query online credit.
+  per-query online credit; :mod:`~onlineeval.agreement.per_query` reads the per-query online
+  deltas of an experiment from its logs (:func:`per_query_interleaving`,
+  :func:`per_query_ab_ctr`) and pairs them with offline ones (:func:`within_experiment`).
+
+Every statistic is also given in the result shape every comparison shares
+(:meth:`AgreementResult.results`, :func:`association_results`).
 """
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
 from onlineeval.agreement.across import DECISIONS, AgreementResult, agreement
-from onlineeval.agreement.core import association
+from onlineeval.agreement.core import association, association_results
 from onlineeval.agreement.matrix import tau_matrix
+from onlineeval.agreement.per_query import (
+    PerQueryOnline,
+    per_query_ab_ctr,
+    per_query_interleaving,
+    within_experiment,
+)
 from onlineeval.agreement.within import per_query_agreement
+from onlineeval.namespace import lazy_submodules, make_callable
 
 __all__ = [
-    "DECISIONS", "AgreementResult", "agreement", "association", "per_query_agreement",
-    "tau_matrix",
+    "DECISIONS", "AgreementResult", "PerQueryOnline", "agreement", "association",
+    "association_results", "per_query_ab_ctr", "per_query_agreement", "per_query_interleaving",
+    "tau_matrix", "within_experiment",
 ]
 
 
-class _CallableModule(types.ModuleType):
-    """Importing this package sets ``onlineeval.agreement`` to the package itself (Python
-    binds a submodule to its parent's attribute), which would shadow the lazily exported
-    function of the same name; calling the package calls :func:`agreement`, so
-    ``onlineeval.agreement(table, ...)`` works whichever import happened first."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> AgreementResult:
-        return agreement(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# onlineeval.agreement(table, ...) runs agreement() (onlineeval.namespace)
+make_callable(__name__)
+__getattr__ = lazy_submodules(__name__)

@@ -5,9 +5,16 @@ Each subcommand is one module in this package (not starting with ``_``) that def
 discovered, so adding one means adding its module. A command line that names a command imports
 only that command's module (a module's name is its command name with ``-`` as ``_``), so one
 command never depends on what another command's module imports; the full list is imported for
-``onlineeval -h`` and for an unknown name. Errors raised on purpose
-(:class:`~onlineeval.errors.OnlineEvalError`) print as one line on stderr, exit status 2; so
-does DuckDB running out of memory, with what to change. The global options ``--memory-limit``
+``onlineeval -h`` and for an unknown name.
+
+No command ends in a traceback. Errors raised on purpose
+(:class:`~onlineeval.errors.OnlineEvalError`), operating-system errors (naming the file and the
+cause), DuckDB errors about the data (a damaged file, a value that does not convert) and DuckDB
+running out of memory (with what to change) print as one line on stderr, exit status 2. Any
+other exception is a bug: one line asking to report it, exit status 1 (``ONLINEEVAL_DEBUG=1``
+prints the traceback too). Ctrl-C and SIGTERM stop the command with one line and exit status
+130 / 143, after temporary outputs are removed (:mod:`onlineeval.interrupt`,
+:mod:`onlineeval.atomic`). The global options ``--memory-limit``
 and ``--threads`` (before the command) set ``ONLINEEVAL_MEMORY_LIMIT`` and
 ``ONLINEEVAL_THREADS`` for the process, which every command's connection reads
 (:func:`onlineeval.db.connect`).
@@ -19,12 +26,16 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
+from onlineeval import interrupt
 from onlineeval.errors import OnlineEvalError
+from onlineeval.terminal import escape, one_line
 
 
 def _module_names() -> list[str]:
@@ -89,12 +100,6 @@ def _apply_resources(args: argparse.Namespace) -> None:
         os.environ[db.THREADS_ENV] = str(args.threads)
 
 
-def _out_of_memory(exc: BaseException) -> bool:
-    # checked by name so that commands which never touch DuckDB do not import it
-    return (type(exc).__name__ == "OutOfMemoryException"
-            and type(exc).__module__.split(".")[0].lstrip("_") == "duckdb")
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from onlineeval import __version__
 
@@ -120,38 +125,110 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: object,
                   **kwargs: object) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    print(f"warning: {escape(str(message), keep=chr(10))}", file=sys.stderr)
+
+
+#: set to 1 to see the traceback of an internal error
+DEBUG_ENV = "ONLINEEVAL_DEBUG"
+
+
+def _duckdb_kind(exc: BaseException) -> str | None:
+    """The class name of a DuckDB exception (None for other exceptions); checked by name so
+    that commands which never touch DuckDB do not import it."""
+    if type(exc).__module__.split(".")[0].lstrip("_") != "duckdb":
+        return None
+    return type(exc).__name__
+
+
+#: DuckDB errors about the data (a damaged or unreadable file, a value that does not convert)
+#: rather than about onlineeval's own SQL; shown as one line, exit status 2
+_DUCKDB_DATA_ERRORS = frozenset({
+    "IOException", "InvalidInputException", "ConversionException", "OutOfRangeException",
+    "HTTPException", "PermissionException", "SerializationException",
+})
+
+
+def _first_line(exc: BaseException) -> str:
+    return one_line(str(exc)) or type(exc).__name__
+
+
+def _out_of_memory_text(name: str, exc: BaseException) -> str:
+    limit = os.environ.get(_RESOURCE_ENV[0], "DuckDB's default, 80% of RAM")
+    return (f"DuckDB ran out of memory ({_first_line(exc)}) with the memory limit {limit}. "
+            f"Give it more with --memory-limit (e.g. onlineeval --memory-limit 8GB {name} ...) "
+            f"or ONLINEEVAL_MEMORY_LIMIT, or fewer --threads (each thread needs its own "
+            f"working memory); what does not fit is spilled to the temp directory")
+
+
+def _error_text(name: str, exc: BaseException) -> tuple[str, int]:
+    """The one line the user sees for an exception that ended command ``name``, and the exit
+    status: 2 for a problem with the input, the output or the machine, 1 for a bug."""
+    if isinstance(exc, OnlineEvalError):
+        # our own messages; a few (strict mode's listing) are a block of lines on purpose
+        return escape(str(exc).strip(), keep="\n"), 2
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        from onlineeval.atomic import os_error_text
+
+        return one_line(f"{where}{os_error_text(exc)}"), 2
+    kind = _duckdb_kind(exc)
+    if kind == "OutOfMemoryException":
+        return _out_of_memory_text(name, exc), 2
+    if kind is not None:
+        # a damaged log file met by a query after the load: the views read their files
+        # lazily, and DuckDB's message may not name the file
+        from onlineeval.logs.locate import file_error
+
+        damaged = file_error(exc)
+        if damaged is not None:
+            return one_line(str(damaged)), 2
+    if kind in _DUCKDB_DATA_ERRORS:
+        return f"DuckDB could not read the data: {_first_line(exc)}", 2
+    return (f"internal error ({type(exc).__name__}: {_first_line(exc)}). This is a bug in "
+            f"onlineeval; please report it with the command line that caused it "
+            f"(set {DEBUG_ENV}=1 to print the traceback)"), 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command; every exception becomes one line and an exit status."""
+    try:
+        _apply_resources(args)
+        return int(args._run(args) or 0)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        # DuckDB reports a signal that lands during a query as its own error
+        if interrupt.received() is not None:
+            raise interrupt.Interrupted(interrupt.received()) from None
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            traceback.print_exc()
+        text, status = _error_text(args._name, exc)
+        print(f"onlineeval {args._name}: error: {text}", file=sys.stderr)
+        return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_word(argv))
-    args = parser.parse_args(argv)
-    if not getattr(args, "_run", None):
-        parser.print_help(sys.stderr)
-        return 2
-    warnings.showwarning = _show_warning  # type: ignore[assignment]
+    name = _command_word(argv)
     # main may run in-process (tests, other tools): the options must not outlive the command
     before = {k: os.environ.get(k) for k in _RESOURCE_ENV}
     try:
-        _apply_resources(args)
-        return int(args._run(args) or 0)
-    except OnlineEvalError as exc:
-        print(f"onlineeval {args._name}: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:
-        if not _out_of_memory(exc):
-            raise
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        limit = os.environ.get(_RESOURCE_ENV[0], "DuckDB's default, 80% of RAM")
-        print(f"onlineeval {args._name}: error: DuckDB ran out of memory ({first}) with the "
-              f"memory limit {limit}. Give it more with --memory-limit (e.g. onlineeval "
-              f"--memory-limit 8GB {args._name} ...) or ONLINEEVAL_MEMORY_LIMIT, or fewer "
-              f"--threads (each thread needs its own working memory); what does not fit is "
-              f"spilled to the temp directory", file=sys.stderr)
-        return 2
+        # from the start: Ctrl-C while the command's libraries load is no traceback either
+        with interrupt.handling():
+            parser = build_parser(name)
+            args = parser.parse_args(argv)
+            if not getattr(args, "_run", None):
+                parser.print_help(sys.stderr)
+                return 2
+            name = args._name
+            warnings.showwarning = _show_warning  # type: ignore[assignment]
+            return _run(args)
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        who = f"onlineeval {escape(name)}" if name else "onlineeval"
+        print(f"{who}: interrupted by {signal.Signals(signum).name}; unfinished output was "
+              "removed", file=sys.stderr)
+        return interrupt.exit_status(signum)
     finally:
         for key, value in before.items():
             if value is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 
@@ -35,9 +36,13 @@ def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def load(path: str) -> Any:
     """Load the logs and tell stderr about the rows the loader left out."""
+    from onlineeval.errors import ExcludedRowsWarning
     from onlineeval.logs import load_logs
 
-    logs = load_logs(path)
+    with warnings.catch_warnings():
+        # the report printed below lists the excluded rows
+        warnings.simplefilter("ignore", ExcludedRowsWarning)
+        logs = load_logs(path)
     if logs.report.excluded_total:
         print(logs.report.summary(), file=sys.stderr)
     return logs

@@ -10,16 +10,17 @@ import warnings
 import pandas as pd
 
 from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments, load
-from onlineeval.cli._output import add_format_argument, emit, records
-from onlineeval.errors import InvalidParameterError
+from onlineeval.cli._output import add_format_argument, emit
+from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning
+from onlineeval.formatting import records
 
 NAME = "abtest"
-HELP = ("A/B(/n) test readout per randomization unit: delta-method ratio metrics, Welch's t, "
-        "sample ratio mismatch check, CUPED, Holm/BH corrections")
+HELP = ("A/B(/n) test readout per randomization unit: delta-method and Welch t tests, "
+        "sample ratio mismatch check, CUPED, Holm/BH corrections, no verdict on too few units")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from onlineeval.abtest.readout import TESTS
+    from onlineeval.abtest.readout import MIN_UNITS, TESTS
     from onlineeval.stats.multiple import CORRECTIONS
 
     add_log_arguments(parser, "log directory (searches.*, clicks.*, ...)")
@@ -39,11 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="multiple-testing correction across metrics x treatments "
                         "(default holm)")
     parser.add_argument("--test", default="auto", choices=list(TESTS),
-                        help="auto: delta-method z / Welch's t; mannwhitney: Mann-Whitney U "
-                        "for per-unit means; bootstrap: unit-resampling bootstrap")
+                        help="auto: delta-method t / Welch's t (Welch-Satterthwaite df); "
+                        "mannwhitney: Mann-Whitney U for per-unit means; bootstrap: "
+                        "unit-resampling bootstrap")
+    parser.add_argument("--min-units", type=int, default=MIN_UNITS,
+                        help="fewest units with data per arm for a verdict; below it the "
+                        f"verdict is 'insufficient data' (default {MIN_UNITS})")
     parser.add_argument("--expected-split", default=None, metavar="VARIANT=SHARE,...",
-                        help="expected share of units per variant for the SRM check "
-                        "(default equal)")
+                        help="expected share of units per variant for the SRM check, "
+                        "summing to 1 (default equal)")
     parser.add_argument("--srm-alpha", type=float, default=0.001,
                         help="SRM p-value threshold (default 0.001)")
     parser.add_argument("--bootstrap-reps", type=int, default=2000,
@@ -92,12 +97,12 @@ def run(args: argparse.Namespace) -> int:
             experiment=args.experiment, test=args.test,
             expected_split=parse_split(args.expected_split), srm_alpha=args.srm_alpha,
             bootstrap_reps=args.bootstrap_reps, seed=args.seed, start=args.start,
-            end=args.end, cuped=True if args.cuped else None,
+            end=args.end, cuped=True if args.cuped else None, min_units=args.min_units,
         )
     srm = df.attrs["srm"]
     for w in caught:
         # the SRM warning is shown with the output, prominently, instead
-        if not srm["mismatch"] or "SAMPLE RATIO MISMATCH" not in str(w.message):
+        if not issubclass(w.category, SampleRatioMismatchWarning):
             print(f"warning: {w.message}", file=sys.stderr)
     message = df.attrs["srm_message"]
     window = df.attrs["window"]
@@ -123,10 +128,20 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message)
         print(describe_window(window))
-        emit(df, "table", float_format="{:.4g}")
-        tests = ", ".join(f"{m}: {t}" for m, t in df.attrs["tests"].items())
-        print(f"tests: {tests}; correction: {df.attrs['correction']}; "
-              f"alpha = {df.attrs['alpha']:g}; intervals are not adjusted")
+        # what is the same in every row is said once below the table: the test names (long,
+        # one per metric), the correction and its family, the level, the unit; n is the sum
+        # of the two units columns
+        emit(df.drop(columns=["significant", "test", "ci_level", "correction", "family_size",
+                              "n", "unit"]), "table", float_format="{:.4g}")
+        by_test: dict[str, list[str]] = {}
+        for metric, name in df.attrs["tests"].items():
+            by_test.setdefault(name, []).append(metric)
+        tests = "; ".join(f"{name} for {', '.join(m)}" for name, m in by_test.items())
+        family = df["family_size"].iloc[0] if len(df) else 0
+        print(f"tests: {tests}. Correction: {df.attrs['correction']} over {family} p-values; "
+              f"alpha = {df.attrs['alpha']:g}; {100 * (1 - df.attrs['alpha']):.4g}% intervals, not "
+              f"adjusted; units: {df.attrs['unit']}; no verdict below "
+              f"{df.attrs['min_units']} units with data per arm")
     excluded = {k: v for k, v in df.attrs["excluded"].items() if v}
     if excluded:
         print("left out of the outcome: "

@@ -12,7 +12,7 @@ from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
 HELP = ("read out team-draft interleaving (and multileaving) experiments from a click log whose "
-        "results.team names the ranker of each result: wins, ties, delta_ab, sign test, "
+        "results.team names the ranker of each result: wins, ties, delta_ab, per-user test, "
         "user-level bootstrap CI, winner")
 
 

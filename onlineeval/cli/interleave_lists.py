@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from onlineeval.atomic import Output
     from onlineeval.errors import InvalidParameterError
     from onlineeval.interleaving import team_draft, team_draft_multileave
     from onlineeval.interleaving._random import derived_generator
@@ -54,8 +56,12 @@ def run(args: argparse.Namespace) -> int:
     # each run as {qid: [docno, ...]} in trec_eval's order (score desc, docno desc)
     lists = [ranked_lists(p) for p in args.runs]
     qids = sorted(set().union(*lists))
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
+    with contextlib.ExitStack() as stack:
+        out = sys.stdout
+        if args.output:
+            # checked against the runs before writing; the file appears only when complete
+            output = stack.enter_context(Output(inputs=args.runs))
+            out = stack.enter_context(open(output.file(args.output), "w", encoding="utf-8"))
         for qid in qids:
             rankings = [lst.get(qid, []) for lst in lists]
             rng = derived_generator(args.seed, qid)
@@ -75,7 +81,4 @@ def run(args: argparse.Namespace) -> int:
             for i, (doc, team) in enumerate(zip(merged.docs, merged.teams, strict=True)):
                 # score n - i keeps trec_eval's order equal to the merged order
                 out.write(f"{qid} Q0 {doc} {i + 1} {n - i} interleaved {team}\n")
-    finally:
-        if args.output:
-            out.close()
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Any
 
 from onlineeval.cli._output import add_format_argument, emit
@@ -32,9 +33,13 @@ def add_log_arguments(parser: argparse.ArgumentParser, by_default: str) -> None:
 
 def load(args: argparse.Namespace) -> Any:
     """Load the log named on the command line and print its load report on stderr."""
+    from onlineeval.errors import ExcludedRowsWarning
     from onlineeval.logs import load_logs
 
-    logs = load_logs(args.logs, strict=args.strict)
+    with warnings.catch_warnings():
+        # the report printed below lists the excluded rows
+        warnings.simplefilter("ignore", ExcludedRowsWarning)
+        logs = load_logs(args.logs, strict=args.strict)
     print(logs.report.summary(), file=sys.stderr)
     return logs
 

@@ -2,22 +2,26 @@
 
 - :func:`team_draft` (Radlinski, Kurup & Joachims 2008), :func:`balanced` with
   :func:`balanced_credit` (Joachims 2003), :func:`team_draft_multileave` (Schuth et al. 2014);
-- :func:`interleaving_readout`: per experiment and ranker pair, wins, ties, Δ_AB, a binomial
-  sign test and a user-level bootstrap CI, from logs whose ``results.team`` names the ranker.
+- :func:`interleaving_readout`: per experiment and ranker pair, wins, ties, Δ_AB, a per-user
+  test (users as the independent units: the p-value and the winner), a user-level bootstrap
+  CI and, secondary, a binomial sign test over pages, from logs whose ``results.team`` names
+  the ranker.
 """
 
 from __future__ import annotations
 
-from onlineeval.interleaving.balanced import balanced, balanced_credit
+# team_draft and balanced are the modules, callable as their functions (onlineeval.namespace)
+from onlineeval.interleaving import balanced, team_draft
+from onlineeval.interleaving.balanced import balanced_credit
 from onlineeval.interleaving.multileave import team_draft_multileave
 from onlineeval.interleaving.readout import FIELDS, interleaving_readout, preference_matrix
 from onlineeval.interleaving.team_draft import (
     Interleaved,
     outcome,
-    team_draft,
     team_draft_credit,
     team_draft_distribution,
 )
+from onlineeval.namespace import lazy_submodules
 
 __all__ = [
     "FIELDS",
@@ -32,3 +36,5 @@ __all__ = [
     "team_draft_distribution",
     "team_draft_multileave",
 ]
+
+__getattr__ = lazy_submodules(__name__)

@@ -6,5 +6,8 @@
 
 from onlineeval.logs.load import Logs, load_logs
 from onlineeval.logs.report import LoadReport
+from onlineeval.namespace import lazy_submodules
 
 __all__ = ["LoadReport", "Logs", "load_logs"]
+
+__getattr__ = lazy_submodules(__name__)  # onlineeval.namespace

@@ -9,7 +9,9 @@ Parquet logs in the canonical layout are scanned as they are.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from onlineeval.queries import quote_ident
 
 INT_TYPES = frozenset({
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
@@ -27,6 +29,10 @@ TZ_TS_TYPES = frozenset({"TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ"})
 # DuckDB's plain TIMESTAMP cast would silently ignore whatever follows the time
 # ('12:00:00 EST' -> 12:00, '01:00:00 PM' -> 01:00).
 _OFFSET = r"[0-9]:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?\s*[^0-9\s.:]"
+# A time as text starts with its year. DuckDB's casts also take words ('epoch' is 1970-01-01,
+# 'infinity' and '-infinity' the ends of time, and so on), which in a log are placeholders,
+# not times: any text not starting with a digit is a bad value.
+_STARTS_WITH_DIGIT = r"^\s*[0-9]"
 
 
 class UnsupportedType(Exception):
@@ -56,11 +62,29 @@ class Conversion:
         return f"({source} IS NOT NULL AND {cond})"
 
 
+def recast(conv: Conversion, target: str, checked: bool | None = None) -> Conversion:
+    """``conv`` followed by a cast to ``target`` (ids of the tables made one type)."""
+    return replace(conv, expr=f"CAST({conv.expr} AS {target})", sql_type=target,
+                   checked=conv.checked if checked is None else checked)
+
+
+def null_of(sql_type: str) -> str:
+    """A NULL of ``sql_type``: the value of a column the source does not have."""
+    return f"CAST(NULL AS {sql_type})"
+
+
+def named(expr: str, name: str) -> str:
+    """``expr`` as the output column ``name`` of a view's select list."""
+    return f"{expr} AS {quote_ident(name)}"
+
+
 # kinds that are another kind restricted to a range: (base kind, condition on the value)
 _RANGED = {
     "count": ("integer", "@v@ >= 0"),
     "duration": ("double", "isfinite(@v@) AND @v@ >= 0"),
 }
+# an infinite timestamp ('infinity' in a TIMESTAMP column of a Parquet file) is no time
+_FINITE_TIME = "isfinite(@v@)"
 
 
 def base_type(sql_type: str) -> str:
@@ -108,18 +132,19 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
     if kind == "timestamp":
         if t == "TIMESTAMP":
-            return Conversion(q, False, "TIMESTAMP")
+            return Conversion(q, True, "TIMESTAMP", _FINITE_TIME)
         if t in NAIVE_TS_TYPES:
-            return Conversion(f"CAST({q} AS TIMESTAMP)", False, "TIMESTAMP")
+            return Conversion(f"CAST({q} AS TIMESTAMP)", True, "TIMESTAMP", _FINITE_TIME)
         if t in TZ_TS_TYPES:
-            return Conversion(f"timezone('UTC', {q})", False, "TIMESTAMP")
+            return Conversion(f"timezone('UTC', {q})", True, "TIMESTAMP", _FINITE_TIME)
         if t == "VARCHAR":
             expr = (
-                f"CASE WHEN regexp_matches({q}, '{_OFFSET}') "
+                f"CASE WHEN NOT regexp_matches({q}, '{_STARTS_WITH_DIGIT}') THEN NULL "
+                f"WHEN regexp_matches({q}, '{_OFFSET}') "
                 f"THEN timezone('UTC', TRY_CAST({q} AS TIMESTAMPTZ)) "
                 f"ELSE TRY_CAST({q} AS TIMESTAMP) END"
             )
-            return Conversion(expr, True, "TIMESTAMP")
+            return Conversion(expr, True, "TIMESTAMP", _FINITE_TIME)
         if t in INT_TYPES or t in FLOAT_TYPES:
             raise UnsupportedType(
                 f"a timestamp must be a TIMESTAMP or text like '2024-05-01 12:30:00', not "

@@ -12,57 +12,29 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from onlineeval import queries
 from onlineeval.errors import (
+    ExcludedRowsWarning,
     InvalidParameterError,
     LogFormatError,
     SchemaError,
     StrictModeError,
 )
-from onlineeval.logs import casting, mapping
+from onlineeval.logs import casting, jsontypes, mapping
+from onlineeval.logs.locate import one_line
+from onlineeval.logs.paths import EXTENSIONS, find_table, refuse_lake_folder
 from onlineeval.logs.report import EMPTY_RESULTS, REASONS, LoadReport
 from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
-from onlineeval.logs.sources import EXTENSIONS, Source, find_table, one_line, open_table
+from onlineeval.logs.sources import Source, open_table
+from onlineeval.logs.tables import PREFIX as _PREFIX
+from onlineeval.logs.tables import Table as _Table
 from onlineeval.logs.validate import validate
 from onlineeval.queries import quote_ident as qi
-
-_PREFIX = "_oe_"
-_EXAMPLES = 3
-
-
-@dataclass
-class _Table:
-    """One opened table: its source, mapped columns, conversions and view names."""
-
-    name: str
-    source: Source
-    columns: dict[str, str]  # canonical or extra output name -> source column
-    conversions: dict[str, casting.Conversion] = field(default_factory=dict)
-    extras: list[str] = field(default_factory=list)
-    types: dict[str, str] = field(default_factory=dict)  # canonical name -> SQL type
-    # rows read, and non-null values of each checked optional column (set by validation)
-    rows: int = 0
-    non_null: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def raw(self) -> str:
-        return qi(f"{_PREFIX}raw_{self.name}")
-
-    @property
-    def check(self) -> str:
-        return qi(f"{_PREFIX}check_{self.name}")
-
-    @property
-    def typed(self) -> str:
-        return qi(f"{_PREFIX}typed_{self.name}")
-
-    def has(self, column: str) -> bool:
-        return column in self.conversions
 
 
 class Logs:
@@ -182,9 +154,11 @@ def _load(
 ) -> Logs:
     specs, source = _collect(path, {"searches": searches, "results": results, "clicks": clicks})
     opened = {t: open_table(con, t, spec) for t, spec in specs.items()}
+    opened = {t: jsontypes.late_keys(con, s, t) if s.format == "json" else s
+              for t, s in opened.items()}
     available = {t: (s.label, list(s.relation.columns)) for t, s in opened.items()}
     maps = mapping.per_table(columns, available)
-    tables = {t: _prepare(t, s, maps[t]) for t, s in opened.items()}
+    tables = {t: _prepare(con, t, s, maps[t]) for t, s in opened.items()}
     _unify_ids(tables)
     for t in tables.values():
         _create_source_views(con, t, tables)
@@ -200,6 +174,8 @@ def _load(
     }
     if strict and report.excluded:
         raise StrictModeError(_strict_message(con, report, classified, tables))
+    if report.excluded:
+        warnings.warn(_excluded_message(report), ExcludedRowsWarning, stacklevel=3)
     provided = {t: frozenset(report.provided[t]) | frozenset(tb.extras)
                 for t, tb in tables.items()}
     extras = {t: tuple(tb.extras) for t, tb in tables.items() if tb.extras}
@@ -214,7 +190,10 @@ def _collect(
     specs = {t: v for t, v in given.items() if v is not None}
     if path is not None:
         directory = Path(os.fspath(path))
-        if not directory.is_dir():
+        if directory.is_dir():
+            refuse_lake_folder(directory.resolve(), "a log directory",
+                               "each table (searches=, clicks=, results=)")
+        else:
             what = "a file" if directory.exists() else "missing"
             raise SchemaError(
                 f"{directory}: a log path must be a directory holding searches.*, clicks.* and "
@@ -229,7 +208,7 @@ def _collect(
         source = one_line(str(directory))
     else:
         source = one_line(", ".join(
-            f"{t}={v}" if not hasattr(v, "columns") else f"{t}=DataFrame"
+            f"{t}={v}" if isinstance(v, str | os.PathLike) else f"{t}={type(v).__name__}"
             for t, v in specs.items()
         )) or "nothing"
     for t in ("searches", "clicks"):
@@ -246,7 +225,8 @@ def _collect(
     return specs, source
 
 
-def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Table:
+def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
+             table_map: dict[str, str | None]) -> _Table:
     cols = list(source.relation.columns)
     out = mapping.resolve(name, source.label, cols, table_map)
     required = [c.name for c in SCHEMA[name] if c.required]
@@ -267,8 +247,19 @@ def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Ta
             f"Rename them in the file or pass a mapping, e.g. "
             f"columns={{{name!r}: {{'<your column>': {missing[0].split()[0]!r}}}}}"
         )
+    extras: list[str] = []
+    if name == "searches":
+        # Extra searches columns (e.g. a country to group by) are kept unless their name is
+        # canonical in another table, which would make joins ambiguous.
+        # Names starting with _oe_ are the loader's own.
+        others = {c.name for cs in SCHEMA.values() for c in cs}
+        extras = [c for c in out if c.lower() not in others
+                  and not c.lower().startswith(_PREFIX)]
+    if source.format == "json":
+        used = [out[c.name] for c in SCHEMA[name] if c.name in out] + [out[x] for x in extras]
+        source = jsontypes.check(con, source, used, name, [out[x] for x in extras])
     types = dict(zip(cols, (str(t) for t in source.relation.types), strict=True))
-    table = _Table(name, source, out)
+    table = _Table(name, source, out, extras=extras)
     for col in SCHEMA[name]:
         if col.name not in out:
             continue
@@ -282,13 +273,6 @@ def _prepare(name: str, source: Source, table_map: dict[str, str | None]) -> _Ta
             ) from None
         table.conversions[col.name] = conv
         table.types[col.name] = conv.sql_type
-    if name == "searches":
-        # Extra searches columns (e.g. a country to group by) are kept unless their name is
-        # canonical in another table, which would make joins ambiguous.
-        # Names starting with _oe_ are the loader's own.
-        others = {c.name for cs in SCHEMA.values() for c in cs}
-        table.extras = [c for c in out if c.lower() not in others
-                        and not c.lower().startswith(_PREFIX)]
     return table
 
 
@@ -301,15 +285,12 @@ def _unify_ids(tables: dict[str, _Table]) -> None:
         for t in present:
             if t.types[column] != target:
                 conv = t.conversions[column]
-                t.conversions[column] = casting.Conversion(
-                    f"CAST({conv.expr} AS {target})", conv.checked, target, conv.valid,
-                )
+                t.conversions[column] = casting.recast(conv, target)
                 t.types[column] = target
     for t in tables.values():  # an all-null id column (JSON types it NULL) becomes text
         for column, conv in list(t.conversions.items()):
             if conv.sql_type == "NULL":
-                t.conversions[column] = casting.Conversion(
-                    f"CAST({conv.expr} AS VARCHAR)", False, "VARCHAR")
+                t.conversions[column] = casting.recast(conv, "VARCHAR", checked=False)
                 t.types[column] = "VARCHAR"
 
 
@@ -329,14 +310,17 @@ def _placeholder(tables: dict[str, _Table], table: str, col: Column) -> str:
         sql_type = "VARCHAR"
     else:
         sql_type = SQL_TYPE[col.kind]
-    return f"CAST(NULL AS {sql_type})"
+    return casting.null_of(sql_type)
 
 
 def _create_source_views(
     con: duckdb.DuckDBPyConnection, t: _Table, all_tables: dict[str, _Table],
 ) -> None:
+    """The raw view (the source as read), the typed view (canonical names and types) and
+    the check view (typed, plus per value-checked column its bad-value flag and its source
+    value), all lazy."""
     # register() makes a temporary view, even on a file-backed connection
-    con.register(f"{_PREFIX}raw_{t.name}", t.source.relation)
+    con.register(t.raw, t.source.relation)
     check_cols, typed_cols = [], []
     for col in SCHEMA[t.name]:
         if t.has(col.name):
@@ -344,16 +328,15 @@ def _create_source_views(
             expr = conv.expr
             if conv.checked:
                 src = qi(t.columns[col.name])
-                check_cols.append(f"{conv.bad(src)} AS {qi(_PREFIX + 'bad_' + col.name)}")
+                check_cols.append(casting.named(conv.bad(src), _PREFIX + "bad_" + col.name))
+                check_cols.append(casting.named(src, _PREFIX + "src_" + col.name))
         else:
             expr = _placeholder(all_tables, t.name, col)
-        typed_cols.append(f"{expr} AS {qi(col.name)}")
-    typed_cols += [f"{qi(t.columns[x])} AS {qi(x)}" for x in t.extras]
+        typed_cols.append(casting.named(expr, col.name))
+    typed_cols += [casting.named(qi(t.columns[x]), x) for x in t.extras]
     try:
-        _run(con, f"CREATE OR REPLACE TEMP VIEW {t.typed} AS SELECT {', '.join(typed_cols)} "
-                  f"FROM {t.raw}")
-        _run(con, f"CREATE OR REPLACE TEMP VIEW {t.check} AS SELECT "
-                  f"{', '.join(typed_cols + check_cols)} FROM {t.raw}")
+        queries.project(con, t.typed, t.raw, typed_cols)
+        queries.project(con, t.check, t.raw, typed_cols + check_cols)
     except duckdb.Error as exc:
         text = str(exc).strip().splitlines()
         raise SchemaError(
@@ -362,12 +345,20 @@ def _create_source_views(
         ) from None
 
 
-def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None,
-         ) -> list[tuple[Any, ...]]:
-    return con.execute(sql, params or {}).fetchall()
-
-
 # --- validation and the clean views ------------------------------------------------------
+
+def _excluded_message(report: LoadReport) -> str:
+    """One line for the ExcludedRowsWarning: rows excluded per table and reason."""
+    parts = []
+    for t in TABLES:
+        reasons = [f"{n:,} {reason}" for (table, reason), n in report.excluded.items()
+                   if table == t]
+        if reasons:
+            parts.append(f"{t}: {', '.join(reasons)}")
+    n = report.excluded_total
+    return (f"{report.source}: {n:,} row{'' if n == 1 else 's'} excluded from the clean views "
+            f"({'; '.join(parts)}); logs.report lists them and what each reason means")
+
 
 def _strict_message(
     con: duckdb.DuckDBPyConnection, report: LoadReport, classified: dict[str, str],
@@ -378,13 +369,13 @@ def _strict_message(
         f"of {report.source} would be excluded "
         "(load without strict=True / --strict to exclude and count them instead):"
     ]
+    examples = queries.load("logs/examples")
     for (table, reason), n in report.excluded.items():
         lines.append(f"  {table}: {n:,} row{'' if n == 1 else 's'} ({reason}): "
                      f"{REASONS[reason]}; e.g.")
         names = [c for c in column_names(table) if tables[table].has(c)]
-        sql = (f"SELECT {', '.join(qi(c) for c in names)} FROM ({classified[table]}) "
-               f"WHERE _oe_reason = $reason LIMIT {_EXAMPLES}")
-        for row in _run(con, sql, {"reason": reason}):
+        sql = examples.render(classified=[classified[table]], columns=names)
+        for row in con.execute(sql, examples.bind(reason=reason)).fetchall():
             shown = ", ".join(f"{c}={_show(v)}" for c, v in zip(names, row, strict=True))
             lines.append(f"    {shown}")
     return "\n".join(lines)

@@ -14,48 +14,26 @@ Engine (this package's lower layer, see each package's docstring):
   text output behind ``onlineeval trec-eval``.
 
 User API: ``evaluate`` (familiar metric names, in ``api``), ``rbo`` (in ``rbo``) and the paired
-comparison of runs ``compare`` (in ``compare``).
+comparison of runs ``compare`` (in ``compare``); ``onlineeval.offline.rbo`` and
+``onlineeval.offline.compare`` are those modules, and calling one calls its function.
 """
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
+# rbo is the module, callable as rbo(); compare too, and it is imported only when first named
+# (it pulls in scipy.stats, about half a second, which evaluate and trec-eval never need);
+# see onlineeval.namespace
+from onlineeval.namespace import lazy_submodules
+from onlineeval.offline import rbo
 from onlineeval.offline.api import evaluate
 from onlineeval.offline.ranking import (
     NoSharedQueriesWarning,
     QueryMismatchWarning,
     SkippedQueriesWarning,
 )
-from onlineeval.offline.rbo import rbo
 from onlineeval.offline.reading import read_qrels, read_run
 
 __all__ = ["NoSharedQueriesWarning", "QueryMismatchWarning", "SkippedQueriesWarning", "compare",
            "evaluate", "rbo", "read_qrels", "read_run"]
 
-
-class _Package(types.ModuleType):
-    """This package, with ``compare`` loaded on first use.
-
-    ``compare`` pulls in scipy.stats (about half a second), which ``evaluate`` and the
-    trec-eval command never need. The package attribute ``compare`` is the function even
-    though a submodule of that name exists: Python binds a submodule to its package by
-    ``setattr`` when it loads it, and this class turns that binding into the function.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "compare" and isinstance(value, types.ModuleType):
-            value = value.compare
-        super().__setattr__(name, value)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "compare":
-            import onlineeval.offline.compare  # noqa: F401  (binds the function, see above)
-
-            return self.__dict__["compare"]
-        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-
-
-sys.modules[__name__].__class__ = _Package
+__getattr__ = lazy_submodules(__name__)

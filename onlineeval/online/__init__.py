@@ -7,6 +7,7 @@
 * :data:`METRICS` — the metric registry (definitions, edge cases, required columns).
 """
 
+from onlineeval.namespace import lazy_submodules
 from onlineeval.online.definitions import METRICS, OnlineMetric
 from onlineeval.online.facts import search_facts
 from onlineeval.online.metrics import metric_sums, online_metrics
@@ -17,3 +18,5 @@ __all__ = [
     "METRICS", "OnlineMetric", "online_metrics", "position_ctr", "queries_over_time",
     "metric_sums", "search_facts", "top_queries",
 ]
+
+__getattr__ = lazy_submodules(__name__)  # onlineeval.namespace

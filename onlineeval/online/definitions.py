@@ -17,7 +17,10 @@ column order of ``online_metrics``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
 
 from onlineeval.registry import Registry
 
@@ -37,6 +40,18 @@ class OnlineMetric:
     requires: tuple[tuple[str, ...], ...] = ()
     #: which way is an improvement: "higher", "lower", or None for counts and neutral rates
     better: str | None = None
+    #: the values the metric can take, (low, high), None for unbounded: rates of searches or
+    #: sessions lie in [0, 1]; counts and ratios of counts are >= 0 (used to refuse an
+    #: effect size the metric cannot show)
+    bounds: tuple[float | None, float | None] = (0.0, None)
+
+    def value(self, stats: Any) -> Any:
+        """The metric from its statistics: ``stats[numerator] / stats[denominator]`` (a
+        table or mapping of sums, e.g. a row group of ``online/metrics``), NaN where the
+        denominator is 0; the count itself when there is no denominator."""
+        if self.denominator is None:
+            return stats[self.numerator]
+        return ratio(stats[self.numerator], stats[self.denominator])
 
     @property
     def formula(self) -> str:
@@ -44,6 +59,16 @@ class OnlineMetric:
         if self.denominator is None:
             return _stat_sql(self.numerator)
         return f"{_stat_sql(self.numerator)} / {_stat_sql(self.denominator)}"
+
+
+def ratio(num: Any, den: Any) -> pd.Series:
+    """``num / den`` as floats, NaN where ``den`` is not > 0 (a rate of nothing is undefined,
+    never 0)."""
+    num = pd.to_numeric(pd.Series(num), errors="coerce").astype("float64")
+    den = pd.to_numeric(pd.Series(den), errors="coerce").astype("float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return out.where(den > 0)
 
 
 def _stat_sql(stat: str) -> str:
@@ -86,7 +111,7 @@ _ALL = (
         "ctr", "has_click", "searches",
         "searches with >= 1 click / searches",
         "searches without results count in the denominator; several clicks count once",
-        better="higher",
+        better="higher", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "clicks_per_search", "n_clicks", "searches",
@@ -99,7 +124,7 @@ _ALL = (
         "searches with n_results > 0 and no click / searches with n_results > 0",
         "NULL when no search has results; zero-result searches are left out",
         (("searches.n_results",),),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "zero_result_rate", "zero_result", "known_n_results",
@@ -107,14 +132,14 @@ _ALL = (
         "n_results counted from results when not given or null (a search with no results rows "
         "has 0); without results, over the searches with a known n_results",
         (("searches.n_results",),),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "session_abandonment_rate", "session_abandoned", "session_first",
         "sessions with no click / sessions",
         "a click counts for the session of the search it was made on",
         (_SESSIONS,),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "session_success_rate", "session_success", "session_first",
@@ -123,7 +148,7 @@ _ALL = (
         "dwell is dwell_ms, else the time to the user's next event in the session; a click "
         "with neither ts nor dwell_ms is not satisfied",
         (_SESSIONS, ("clicks.dwell_ms", "clicks.ts")),
-        better="higher",
+        better="higher", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "mean_time_to_first_click_s", "ttfc_s", "has_ttfc",
@@ -131,7 +156,7 @@ _ALL = (
         "NULL when no search has a timed click; a click before its search gives a negative "
         "time (kept, not clipped)",
         (("searches.ts",), ("clicks.ts",)),
-        better="lower",
+        better="lower", bounds=(None, None),
     ),
     OnlineMetric(
         "click_mrr", "rr", "known_rr",
@@ -139,7 +164,7 @@ _ALL = (
         "clicks without a rank are ignored; a search whose clicks all lack a rank is left "
         "out of the mean",
         (("clicks.rank",),),
-        better="higher",
+        better="higher", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "reformulation_rate", "reformulated", "known_query",
@@ -148,7 +173,7 @@ _ALL = (
         "the last search of a session is never reformulated; a next search without query "
         "does not count; a click without ts is taken to come before the next search",
         (("searches.query",), ("searches.ts",)),
-        better="lower",
+        better="lower", bounds=(0.0, 1.0),
     ),
     OnlineMetric(
         "queries_per_session", "searches", "session_first",

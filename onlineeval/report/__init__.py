@@ -10,24 +10,45 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from onlineeval.atomic import Output, fill
+from onlineeval.namespace import lazy_submodules
 from onlineeval.report.build import Report, build_report
 from onlineeval.report.render import SECTIONS, render_html, report_dict
-from onlineeval.study import Study
+from onlineeval.study import Study, read_study
 
-__all__ = ["SECTIONS", "Report", "build_report", "render_html", "report_dict", "write_report"]
+__all__ = ["SECTIONS", "Report", "build_report", "render_html", "report_dict", "study_inputs",
+           "write_report"]
+
+
+def study_inputs(study: Study) -> list[Path]:
+    """Every file and directory a study reads: the study file, qrels, runs and log folders."""
+    paths = [study.path]
+    for exp in study.experiments:
+        paths += [exp.qrels, exp.control_run, exp.treatment_run]
+        paths += [p for p in (exp.ab_logs, exp.interleaving_logs) if p is not None]
+    return list(dict.fromkeys(paths))
 
 
 def write_report(study: Study | str | Path, output: str | Path,
                  json_path: str | Path | None = None) -> Report:
     """Compute the report of ``study``, write the HTML to ``output`` (and the JSON to
-    ``json_path``), and return the computed :class:`Report`."""
-    report = build_report(study)
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render_html(report), encoding="utf-8")
-    if json_path is not None:
-        json_path = Path(json_path)
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n",
-                             encoding="utf-8")
+    ``json_path``), and return the computed :class:`Report`.
+
+    The output paths are checked before any work (neither may be an input of the study, lie
+    inside one of its log folders, be a directory, or be the same file); both files are
+    written under temporary names and renamed into place together when complete
+    (:class:`onlineeval.atomic.Output`).
+    """
+    if not isinstance(study, Study):
+        study = read_study(study)
+    with Output(inputs=study_inputs(study)) as out:
+        html_tmp = out.file(output)
+        json_tmp = out.file(json_path) if json_path is not None else None
+        report = build_report(study)
+        fill(html_tmp, render_html(report))
+        if json_tmp is not None:
+            fill(json_tmp, json.dumps(report_dict(report), indent=2, allow_nan=False) + "\n")
     return report
+
+
+__getattr__ = lazy_submodules(__name__)  # onlineeval.namespace

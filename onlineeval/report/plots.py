@@ -4,30 +4,63 @@ Figures are built with :class:`matplotlib.figure.Figure` and drawn on an Agg can
 never through pyplot: no display and no network are needed, and the caller's matplotlib
 backend (e.g. a notebook's inline backend) is left alone. The images are embedded in the
 HTML (``<img src="data:image/png;base64,...">``).
+
+Names from the data (experiments, variants, metrics) are drawn as they are: mathtext is off,
+so ``promo_$5_vs_$10`` is not typeset as a formula, and legends are given their labels
+explicitly, so a variant named ``_hidden`` is not dropped as matplotlib drops labels that
+start with ``_``. A figure matplotlib cannot draw (e.g. too large to rasterise) raises
+:class:`PlotError`, which the report turns into a note in place of the plot.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ParamSpec
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from onlineeval.errors import OnlineEvalError
+
 _DPI = 100
+
+_P = ParamSpec("_P")
+
+
+class PlotError(OnlineEvalError):
+    """matplotlib could not draw a figure of the report."""
+
+
+def _literal_text(plot: Callable[_P, str]) -> Callable[_P, str]:
+    """Build and draw the figure with mathtext off: every text is shown literally (text
+    objects read the setting when created, tick labels when drawn, so both happen inside)."""
+    @functools.wraps(plot)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+    return wrapper
 
 
 def to_png_base64(fig: Figure) -> str:
-    """Render ``fig`` to PNG on an Agg canvas and return the bytes base64-encoded."""
+    """Render ``fig`` to PNG on an Agg canvas and return the bytes base64-encoded.
+
+    Raises :class:`PlotError` when matplotlib cannot lay out or rasterise the figure."""
     buf = io.BytesIO()
     FigureCanvasAgg(fig)
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=_DPI)
+    try:
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=_DPI)
+    except (ValueError, RuntimeError, OverflowError, MemoryError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PlotError(f"matplotlib could not draw the figure: {first}") from None
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -50,6 +83,7 @@ def _err(value: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
     return np.nan_to_num(np.vstack([lo, hi]), nan=0.0).clip(min=0.0)
 
 
+@_literal_text
 def scatter_offline_online(table: pd.DataFrame, offline: str,
                            outcomes: Sequence[tuple[str, str]]) -> str:
     """Offline Δ (x) against each online Δ (y), one panel per online outcome, with CIs.
@@ -82,11 +116,12 @@ def scatter_offline_online(table: pd.DataFrame, offline: str,
     return to_png_base64(fig)
 
 
+@_literal_text
 def forest_ab(ab: pd.DataFrame, metrics: Sequence[str]) -> str:
     """Forest plot of A/B absolute deltas with CIs: one panel per metric, one row per
     experiment (and treatment variant). Experiments with an SRM are drawn in red.
 
-    ``ab`` columns: experiment, variant, metric, abs_diff, abs_ci_low, abs_ci_high,
+    ``ab`` columns: experiment, variant, metric, estimate, ci_low, ci_high,
     significant, srm_mismatch.
     """
     metrics = [m for m in metrics if m in set(ab["metric"])] or sorted(set(ab["metric"]))
@@ -99,10 +134,10 @@ def forest_ab(ab: pd.DataFrame, metrics: Sequence[str]) -> str:
                   for m, s in zip(part["srm_mismatch"], part["significant"], strict=True)]
         ax.axvline(0, color="#999", lw=0.8)
         for yi, (_, row), c in zip(y, part.iterrows(), colors, strict=True):
-            lo, hi = row["abs_ci_low"], row["abs_ci_high"]
+            lo, hi = row["ci_low"], row["ci_high"]
             if pd.notna(lo) and pd.notna(hi):
                 ax.plot([lo, hi], [yi, yi], color=c, lw=1.5)
-            ax.plot([row["abs_diff"]], [yi], "s", color=c, ms=5)
+            ax.plot([row["estimate"]], [yi], "s", color=c, ms=5)
         labels = [str(e) if v == "treatment" else f"{e} [{v}]"
                   for e, v in zip(part["experiment"], part["variant"], strict=True)]
         ax.set_yticks(y, labels, fontsize=7)
@@ -112,6 +147,7 @@ def forest_ab(ab: pd.DataFrame, metrics: Sequence[str]) -> str:
     return to_png_base64(fig)
 
 
+@_literal_text
 def position_ctr_curves(curves: pd.DataFrame, max_rank: int = 10) -> str:
     """Click-through rate by rank, one line per variant, one panel per experiment.
 
@@ -122,15 +158,17 @@ def position_ctr_curves(curves: pd.DataFrame, max_rank: int = 10) -> str:
     fig, axes = _grid(max(1, len(names)), 4, width=3.4, height=2.8)
     for ax, name in zip(axes, names, strict=False):
         part = curves[curves["experiment"] == name]
+        handles, labels = [], []
         for variant, line in part.groupby("variant", sort=True):
             line = line.sort_values("rank")
-            ax.plot(line["rank"], line["ctr"], marker="o", ms=3, label=str(variant))
+            handles += ax.plot(line["rank"], line["ctr"], marker="o", ms=3)
+            labels.append(str(variant))
         ax.set_title(str(name), fontsize=9)
         ax.set_xlabel("rank", fontsize=8)
         ax.set_ylabel("CTR at rank", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(handles, labels, fontsize=7)  # explicit: a label may start with "_"
     if not names:
         axes[0].text(0.5, 0.5, "no data", ha="center", va="center")
     return to_png_base64(fig)

@@ -6,14 +6,22 @@ from __future__ import annotations
 import html
 import math
 import re
+import warnings
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-from onlineeval.cli._output import _plain, records
+from onlineeval.formatting import plain as _plain
+from onlineeval.formatting import records
 from onlineeval.report.build import INTERLEAVING, Report, lower_is_better
-from onlineeval.report.plots import forest_ab, position_ctr_curves, scatter_offline_online
+from onlineeval.report.plots import (
+    PlotError,
+    forest_ab,
+    position_ctr_curves,
+    scatter_offline_online,
+)
 
 #: the section ids every report has, in order (tests and links rely on them)
 SECTIONS: tuple[str, ...] = (
@@ -83,7 +91,14 @@ def _slug(name: str) -> str:
     return "experiment-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name)
 
 
-def _img(b64: str, alt: str) -> str:
+def _img(plot: Callable[..., str], *args: Any, alt: str) -> str:
+    """The plot as an embedded PNG, or a note saying why it could not be drawn."""
+    try:
+        b64 = plot(*args)
+    except PlotError as exc:
+        warnings.warn(f"the report's {alt} was left out: {exc}", stacklevel=2)
+        return f'<p class="note">The {html.escape(alt)} could not be drawn: ' \
+               f'{html.escape(str(exc))}</p>'
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
 
 
@@ -150,12 +165,12 @@ def _experiment_html(report: Report, r: Any) -> str:
              f"treatment {html.escape(exp.treatment_run.stem)}</h3>"]
     parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
                  f"{html.escape(report.study.correction)} correction; a = control, "
-                 "b = treatment, delta = mean_b − mean_a)</h4>")
-    parts.append(_table(r.offline, ["measure", "n_queries", "mean_a", "mean_b", "delta",
+                 "b = treatment, estimate = mean_b − mean_a over n queries)</h4>")
+    parts.append(_table(r.offline, ["measure", "n", "mean_a", "mean_b", "estimate",
                                     "ci_low", "ci_high", "p_value", "p_adjusted",
                                     "significant", "effect_size"]))
     if r.ab is not None:
-        parts.append("<h4>A/B test (abs_diff = treatment − control, rel_diff = abs_diff / "
+        parts.append("<h4>A/B test (estimate = treatment − control, rel_diff = estimate / "
                      "control_value)</h4>")
         if r.srm and r.srm.get("mismatch"):
             parts.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b> — the A/B results '
@@ -165,13 +180,13 @@ def _experiment_html(report: Report, r: Any) -> str:
             parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
                          f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
         parts.append(_table(r.ab, ["metric", "variant", "control_value", "treatment_value",
-                                   "abs_diff", "abs_ci_low", "abs_ci_high", "rel_diff",
+                                   "estimate", "ci_low", "ci_high", "rel_diff",
                                    "p_value", "p_adjusted", "significant"]))
     if r.interleaving is not None:
-        parts.append("<h4>Interleaving (team-draft; team A = treatment, so delta_ab &gt; 0 means "
-                     "the treatment won)</h4>")
+        parts.append("<h4>Interleaving (team-draft; team A = treatment, so estimate = Δ_AB "
+                     "&gt; 0 means the treatment won)</h4>")
         cols = [c for c in ("team_a", "team_b", "impressions", "impressions_with_clicks",
-                            "wins_a", "wins_b", "ties", "delta_ab", "ci_low", "ci_high",
+                            "wins_a", "wins_b", "ties", "estimate", "ci_low", "ci_high",
                             "p_value", "winner") if c in r.interleaving.columns]
         parts.append(_table(r.interleaving, cols))
     if r.within:
@@ -237,8 +252,9 @@ def render_html(report: Report) -> str:
     out.append("</section>")
 
     out.append('<section id="scatter"><h2>Offline Δ against online Δ</h2>')
-    out.append(_img(scatter_offline_online(t, primary, report.outcomes),
-                    "scatter of offline delta against online deltas with confidence intervals"))
+    out.append(_img(scatter_offline_online, t, primary, report.outcomes,
+                    alt="scatter of offline delta against online deltas with confidence "
+                        "intervals"))
     out.append("</section>")
 
     out.append('<section id="forest"><h2>A/B deltas (forest plot)</h2>')
@@ -246,7 +262,8 @@ def render_html(report: Report) -> str:
     if len(ab):
         out.append('<p class="note">Treatment − control with CIs; blue = significant after '
                    "correction, red = the experiment has a sample ratio mismatch.</p>")
-        out.append(_img(forest_ab(ab, list(study.online_metrics)), "forest plot of A/B deltas"))
+        out.append(_img(forest_ab, ab, list(study.online_metrics),
+                        alt="forest plot of A/B deltas"))
     else:
         out.append('<p class="note">No A/B logs in this study.</p>')
     out.append("</section>")
@@ -254,7 +271,8 @@ def render_html(report: Report) -> str:
     out.append('<section id="position-ctr"><h2>Position CTR per variant</h2>')
     curves = _curves(report)
     if len(curves):
-        out.append(_img(position_ctr_curves(curves), "click-through rate by rank per variant"))
+        out.append(_img(position_ctr_curves, curves,
+                        alt="click-through rate by rank per variant"))
     else:
         out.append('<p class="note">No A/B logs with results in this study.</p>')
     out.append("</section>")
@@ -277,8 +295,8 @@ def render_html(report: Report) -> str:
     out.append('<p class="note">Every Δ is treatment − control, except the A/B metrics marked '
                "(negated): lower is better for them, so their difference is negated (control − "
                "treatment) and positive favours the treatment in every column. Interleaving is "
-               "Δ_AB of the treatment's team (sign test p-value); offline and A/B p-values are "
-               "adjusted (across measures, across metrics).</p>")
+               "Δ_AB of the treatment's team (p-value of the per-user test); offline and A/B "
+               "p-values are adjusted (across measures, across metrics).</p>")
     out.append(_table(t[cols].rename(columns=_oriented)))
     out.append("</section>")
 

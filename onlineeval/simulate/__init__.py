@@ -64,10 +64,7 @@ The whole study (:mod:`onlineeval.simulate.study`)
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
+from onlineeval.namespace import lazy_submodules, make_callable
 from onlineeval.simulate.clickmodel import Click, ClickModel, PageOutcome, simulate_clicks
 from onlineeval.simulate.collection import (
     Collection,
@@ -128,13 +125,7 @@ __all__ = [
 ]
 
 
-class _CallableModule(types.ModuleType):
-    """``onlineeval.simulate`` names both this package and the function :func:`simulate`;
-    once the package is imported Python binds the name to the package, so the package is
-    made callable and ``onlineeval.simulate(outdir, seed)`` works either way."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> dict:
-        return simulate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+# onlineeval.simulate(outdir, seed) runs simulate(); onlineeval.simulate.interleaving etc.
+# load on first use (onlineeval.namespace)
+make_callable(__name__)
+__getattr__ = lazy_submodules(__name__)

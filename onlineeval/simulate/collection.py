@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from onlineeval.atomic import open_text
 from onlineeval.errors import InvalidParameterError
 
 _SYLLABLES = (
@@ -178,10 +179,9 @@ def ndcg_at_k(collection: Collection, run: Run, k: int = 10) -> float:
 
 
 def write_qrels(collection: Collection, path: str | Path) -> Path:
-    """Write TREC qrels lines ``qid 0 docno rel``."""
+    """Write TREC qrels lines ``qid 0 docno rel`` (atomically, see :mod:`onlineeval.atomic`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="\n") as fh:
+    with open_text(path) as fh:
         for qid in collection.qids:
             for docno, grade in collection.qrels[qid].items():
                 fh.write(f"{qid} 0 {docno} {grade}\n")
@@ -189,10 +189,9 @@ def write_qrels(collection: Collection, path: str | Path) -> Path:
 
 
 def write_run(run: Run, path: str | Path, depth: int | None = None) -> Path:
-    """Write TREC run lines ``qid Q0 docno rank score tag`` (tag = run name)."""
+    """Write TREC run lines ``qid Q0 docno rank score tag`` (tag = run name; atomically)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="\n") as fh:
+    with open_text(path) as fh:
         for qid, docs in run.docs.items():
             for r, (docno, score) in enumerate(zip(docs, run.scores[qid], strict=True)):
                 if depth is not None and r >= depth:

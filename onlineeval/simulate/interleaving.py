@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from onlineeval.atomic import Output, write_text
 from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.interleaving import team_draft, team_draft_distribution
 from onlineeval.logs.convert.parquet import LogTables
@@ -175,7 +176,11 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
     pairs = [(e["name"], e["control"], e["treatment"]) for e in manifest["experiments"]]
     streams = np.random.SeedSequence([int(manifest["seed"]), _STREAM]).spawn(len(pairs))
     parts, experiments = [], []
-    with Progress("simulating interleaving users", n_users * len(pairs)) as bar:
+    inputs = [path, *(study_dir / str(r["run"]) for r in manifest["rankers"].values())]
+    # built next to outdir and moved into it when complete (replacing earlier logs there)
+    with Output(inputs=inputs) as output, \
+            Progress("simulating interleaving users", n_users * len(pairs)) as bar:
+        stage = output.directory(outdir, overwrite=True)
         for i, (name, a, b) in enumerate(pairs):
             tables = simulate_interleaving_experiment(
                 collection, runs, a, b, name, n_users, np.random.default_rng(streams[i]),
@@ -190,19 +195,18 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
                 "ndcg10_delta_b_minus_a": ndcg[b] - ndcg[a], "users": n_users,
                 "searches": int(len(tables.searches)), "clicks": int(len(tables.clicks)),
             })
-    logs = LogTables.concat(parts)
-    outdir.mkdir(parents=True, exist_ok=True)
-    write_logs(logs, outdir)
-    out = {
-        "generator": "onlineeval.simulate.interleaving",
-        "seed": manifest["seed"], "stream": _STREAM,
-        "method": "team_draft", "k": cfg.k, "variant": VARIANT,
-        "users_per_experiment": n_users, "experiments": experiments,
-        "click_model": model.params(), "traffic": cfg.params(),
-        "logs": {"searches": int(len(logs.searches)), "results": int(len(logs.results)),
-                 "clicks": int(len(logs.clicks))},
-    }
-    (outdir / "manifest.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        logs = LogTables.concat(parts)
+        write_logs(logs, stage)
+        out = {
+            "generator": "onlineeval.simulate.interleaving",
+            "seed": manifest["seed"], "stream": _STREAM,
+            "method": "team_draft", "k": cfg.k, "variant": VARIANT,
+            "users_per_experiment": n_users, "experiments": experiments,
+            "click_model": model.params(), "traffic": cfg.params(),
+            "logs": {"searches": int(len(logs.searches)), "results": int(len(logs.results)),
+                     "clicks": int(len(logs.clicks))},
+        }
+        write_text(stage / "manifest.json", json.dumps(out, indent=2) + "\n")
     return out
 
 

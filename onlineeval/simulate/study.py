@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from onlineeval.errors import InvalidParameterError
+from onlineeval.atomic import Output, write_text
+from onlineeval.errors import InvalidParameterError, OutputError
 from onlineeval.progress import Progress
 from onlineeval.simulate.clickmodel import ClickModel
 from onlineeval.simulate.collection import (
@@ -263,58 +265,65 @@ def simulate(
     if not isinstance(seed, int) or seed < 0:
         raise InvalidParameterError(f"seed must be a non-negative integer; got {seed!r}")
     outdir = Path(outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise OutputError(f"{outdir} is a file; expected a directory for the study")
     targets = [outdir / "qrels.txt", outdir / "manifest.json", outdir / "runs", outdir / "ab"]
     existing = [str(t) for t in targets if t.exists()]
     if existing and not overwrite:
-        raise InvalidParameterError(
+        raise OutputError(
             f"{outdir} already holds a study ({', '.join(existing)}); pass overwrite=True "
             "(CLI: --force) to replace it, or choose an empty directory"
         )
     model = click_model or ClickModel()
     cfg = traffic or TrafficConfig()
 
-    collection, runs = build_world(seed, rankers, n_queries, docs_per_query)
-    ndcg = {name: ndcg_at_k(collection, run, 10) for name, run in runs.items()}
+    # built in a temporary directory next to outdir and moved into it when complete; with
+    # overwrite only the files written here are replaced (other runs in runs/ stay)
+    with Output() as out:
+        stage = out.directory(outdir, overwrite=overwrite)
+        collection, runs = build_world(seed, rankers, n_queries, docs_per_query)
+        ndcg = {name: ndcg_at_k(collection, run, 10) for name, run in runs.items()}
+        write_qrels(collection, stage / "qrels.txt")
+        for name, run in runs.items():
+            write_run(run, stage / "runs" / f"{name}.run")
 
-    outdir.mkdir(parents=True, exist_ok=True)
-    write_qrels(collection, outdir / "qrels.txt")
-    if (outdir / "runs").exists():
-        for old in (outdir / "runs").glob("*.run"):
-            old.unlink()
-    for name, run in runs.items():
-        write_run(run, outdir / "runs" / f"{name}.run")
+        logs, facts = simulate_pairs(collection, runs, pairs, seed,
+                                     users_per_experiment=users_per_experiment,
+                                     click_model=model, traffic=cfg)
+        experiments = []
+        for f in facts:
+            experiments.append({
+                "name": f["name"], "control": f["control"], "treatment": f["treatment"],
+                "ndcg10_control": ndcg[f["control"]], "ndcg10_treatment": ndcg[f["treatment"]],
+                "ndcg10_delta": ndcg[f["treatment"]] - ndcg[f["control"]],
+                **{k: f[k] for k in ("hash_salt", "treatment_share", "users", "searches",
+                                     "clicks")},
+            })
+        write_logs(logs, stage / "ab")
 
-    logs, facts = simulate_pairs(collection, runs, pairs, seed,
-                                 users_per_experiment=users_per_experiment, click_model=model,
-                                 traffic=cfg)
-    experiments = []
-    for f in facts:
-        experiments.append({
-            "name": f["name"], "control": f["control"], "treatment": f["treatment"],
-            "ndcg10_control": ndcg[f["control"]], "ndcg10_treatment": ndcg[f["treatment"]],
-            "ndcg10_delta": ndcg[f["treatment"]] - ndcg[f["control"]],
-            **{k: f[k] for k in ("hash_salt", "treatment_share", "users", "searches",
-                                 "clicks")},
-        })
-    write_logs(logs, outdir / "ab")
-
-    manifest = {
-        "generator": "onlineeval.simulate",
-        "seed": seed,
-        "users_per_experiment": users_per_experiment,
-        "collection": {"n_queries": n_queries, "docs_per_query": docs_per_query,
-                       "qrels": "qrels.txt", "grade_counts": _grade_counts(collection)},
-        "rankers": {name: {"noise_sd": rankers[name], "ndcg10": ndcg[name],
-                           "run": f"runs/{name}.run"} for name in runs},
-        "experiments": experiments,
-        "click_model": model.params(),
-        "traffic": cfg.params(),
-        "logs": {"dir": "ab", "searches": int(len(logs.searches)),
-                 "results": int(len(logs.results)), "clicks": int(len(logs.clicks))},
-        "ndcg_definition": "mean over topics of trec_eval ndcg_cut.10 (linear gain)",
-    }
-    (outdir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n",
-                                          encoding="utf-8")
+        manifest = {
+            "generator": "onlineeval.simulate",
+            "seed": seed,
+            "users_per_experiment": users_per_experiment,
+            "collection": {"n_queries": n_queries, "docs_per_query": docs_per_query,
+                           "qrels": "qrels.txt", "grade_counts": _grade_counts(collection)},
+            "rankers": {name: {"noise_sd": rankers[name], "ndcg10": ndcg[name],
+                               "run": f"runs/{name}.run"} for name in runs},
+            "experiments": experiments,
+            "click_model": model.params(),
+            "traffic": cfg.params(),
+            "logs": {"dir": "ab", "searches": int(len(logs.searches)),
+                     "results": int(len(logs.results)), "clicks": int(len(logs.clicks))},
+            "ndcg_definition": "mean over topics of trec_eval ndcg_cut.10 (linear gain)",
+        }
+        write_text(stage / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    others = sorted(p.name for p in (outdir / "runs").glob("*.run")
+                    if p.stem not in runs)
+    if others:
+        warnings.warn(
+            f"{outdir / 'runs'} also holds run files this study did not write, left as they "
+            f"were: {', '.join(others)}", stacklevel=2,
+        )
     return manifest
 
 

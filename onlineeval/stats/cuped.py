@@ -43,6 +43,15 @@ these adjusted values with the variances above, treating ``theta^T C_pooled`` (c
 both arms) as fixed; its own variability enters the ratio with weight ``rel_diff / adj_c``, so
 the approximation is exact under no effect, and at a 50% lift the reported standard error is
 still within ~1% of the sampling spread (the coverage test in ``tests/stats/test_cuped.py``).
+
+Reference distribution: Student t with Welch–Satterthwaite degrees of freedom computed from
+the adjusted variances (:func:`~onlineeval.stats.tests.welch_df`), as the plain test. Theta
+is treated as known; estimating its (at most two) coefficients costs about as many degrees of
+freedom, negligible at the unit counts the A/B readout gives a verdict for.
+
+Not applied: when neither covariate varies (no unit has pre-period data, or every unit has
+the same pre-period value and pre-period presence), theta is 0 and the result is the plain
+test; :attr:`CupedComparison.applied` is then false, so callers can say so.
 """
 
 from __future__ import annotations
@@ -51,18 +60,21 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from onlineeval.levels import check_level
 from onlineeval.stats.moments import Estimate, Moments, clamp_cancelled, ratio, ratio_gradient
-from onlineeval.stats.results import Comparison
-from onlineeval.stats.tests import compare, welch_df
+from onlineeval.stats.results import TwoArmStats
+from onlineeval.stats.tests import DELTA_T, compare, welch_df
 
 
 @dataclass(frozen=True)
 class CupedComparison:
-    """A CUPED-adjusted comparison and the share of variance it removed."""
+    """A CUPED-adjusted comparison, the share of variance it removed, and whether any
+    covariate could be used (``applied``; false: the comparison is the plain test)."""
 
-    comparison: Comparison
+    comparison: TwoArmStats
     variance_reduction: np.ndarray
     theta: np.ndarray
+    applied: np.ndarray
 
 
 def _arm(m: Moments, num: int, den: int, pre_num: int, pre_den: int,
@@ -82,22 +94,35 @@ def _arm(m: Moments, num: int, den: int, pre_num: int, pre_den: int,
     grad = np.stack([g_r, g_p, g_h], axis=-2)  # S + (3, k)
     with np.errstate(invalid="ignore", divide="ignore"):
         v = grad @ m.cov @ np.swapaxes(grad, -1, -2) / m.n[..., None, None]
+        magnitude = (np.abs(grad) @ np.abs(m.cov) @ np.swapaxes(np.abs(grad), -1, -2)
+                     / m.n[..., None, None])
+    # A covariate whose variance is rounding residue (every unit with the same pre-period
+    # ratio) does not vary: give it exactly 0, or the pseudo-inverse would divide by the
+    # residue and produce an enormous theta.
+    diag = np.diagonal(v, axis1=-2, axis2=-1)
+    flat = clamp_cancelled(diag, np.diagonal(magnitude, axis1=-2, axis2=-1)) == 0
+    flat[..., 0] = False
+    keep = (~flat).astype(float)
+    v = v * keep[..., :, None] * keep[..., None, :]
     est = np.stack([r, rp, m.mean[..., has_pre]], axis=-1)
     return est, v, no_pre
 
 
 def cuped_compare(
     control: Moments, treatment: Moments, *, num: int, den: int, pre_num: int, pre_den: int,
-    has_pre: int, alpha: float = 0.05, welch: bool = False,
+    has_pre: int, alpha: float = 0.05, units_c: np.ndarray | None = None,
+    units_t: np.ndarray | None = None, test: str = DELTA_T,
 ) -> CupedComparison:
     """CUPED-adjusted comparison of ``mean(x)/mean(y)`` between arms (vectorised).
 
     Column indices name the per-unit variables in the moments: ``num``/``den`` in the
     experiment period, ``pre_num``/``pre_den`` the same sums in the pre-period and
-    ``has_pre`` the 0/1 indicator. With ``welch=True`` (per-unit means) the reference
-    distribution is Student t with Welch–Satterthwaite degrees of freedom computed from the
-    adjusted variances; otherwise normal.
+    ``has_pre`` the 0/1 indicator. The reference distribution is Student t with
+    Welch–Satterthwaite degrees of freedom computed from the adjusted variances and
+    ``units_c``/``units_t``, the units with a nonzero denominator (default: all units).
+    ``test`` names the plain test; the result records it with ``+ CUPED``.
     """
+    alpha = check_level(alpha)
     ec, vc, nc = _arm(control, num, den, pre_num, pre_den, has_pre)
     et, vt, nt = _arm(treatment, num, den, pre_num, pre_den, has_pre)
     both_missing = nc | nt
@@ -111,6 +136,8 @@ def cuped_compare(
     safe_vcc = np.where(finite[..., None, None], vcc, 0.0)
     safe_vcr = np.where(finite[..., None], vcr, 0.0)
     theta = (np.linalg.pinv(safe_vcc) @ safe_vcr[..., None])[..., 0]
+    # a covariate is usable when it varies; with none, theta is 0 and this is the plain test
+    applied = finite & (np.abs(safe_vcc).sum(axis=(-1, -2)) > 0)
 
     def adjusted_var(v: np.ndarray) -> np.ndarray:
         vcr_a = v[..., 1:, 0]
@@ -137,12 +164,11 @@ def cuped_compare(
     pooled = np.stack([pooled_rp, pooled_h], axis=-1)
     adj_c = ec[..., 0] - (theta * (ec[..., 1:] - pooled)).sum(axis=-1)
     adj_t = et[..., 0] - (theta * (et[..., 1:] - pooled)).sum(axis=-1)
-    df = welch_df(var_c, n_c, var_t, n_t) if welch else None
-    comp = compare(
-        Estimate(adj_c, var_c), Estimate(adj_t, var_t), alpha, df=df,
-        test=("welch-t" if welch else "delta-z") + "+cuped",
-    )
+    df = welch_df(var_c, n_c if units_c is None else units_c,
+                  var_t, n_t if units_t is None else units_t)
+    comp = compare(Estimate(adj_c, var_c), Estimate(adj_t, var_t), alpha, df=df,
+                   test=f"{test} + CUPED")
     comp = replace(comp, control_value=ec[..., 0], treatment_value=et[..., 0])
     with np.errstate(invalid="ignore", divide="ignore"):
         reduction = 1.0 - (var_c + var_t) / (vc[..., 0, 0] + vt[..., 0, 0])
-    return CupedComparison(comp, reduction, theta)
+    return CupedComparison(comp, reduction, theta, applied)

@@ -15,15 +15,22 @@ import numpy as np
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.stats.results import SRMResult
+
+#: how far from 1 the expected shares may sum (three thirds typed as 0.333 sum to 0.999)
+SPLIT_TOLERANCE = 1.001e-3
 
 
 def normalise_split(
     variants: list[str], expected: Mapping[str, float] | None,
 ) -> dict[str, float]:
-    """Expected share per variant: equal by default, else ``expected`` rescaled to sum to 1.
+    """Expected share per variant: equal by default, else ``expected``.
 
-    ``expected`` must name exactly the analysed variants with positive weights.
+    ``expected`` must name exactly the analysed variants with positive shares that sum to 1
+    (within :data:`SPLIT_TOLERANCE`, so thirds typed as 0.333 pass; they are then rescaled to
+    sum to exactly 1). Shares that do not sum to 1 are refused rather than rescaled: 0.6 and
+    0.5 is more likely a typo than a design.
     """
     if expected is None:
         return {v: 1.0 / len(variants) for v in variants}
@@ -43,6 +50,13 @@ def normalise_split(
             )
         weights[v] = float(w)
     total = sum(weights.values())
+    if abs(total - 1.0) > SPLIT_TOLERANCE:
+        shares = ", ".join(f"{v}={w:g}" for v, w in weights.items())
+        raise InvalidParameterError(
+            f"the expected split must give shares that sum to 1; got {shares} (sum "
+            f"{total:.6g}): fix the shares, e.g. "
+            + ", ".join(f"{v}={w / total:.4g}" for v, w in weights.items())
+        )
     return {v: w / total for v, w in weights.items()}
 
 
@@ -51,8 +65,7 @@ def srm_test(
     alpha: float = 0.001,
 ) -> SRMResult:
     """Chi-square goodness of fit of ``units`` (variant -> count) to the expected split."""
-    if not (isinstance(alpha, int | float) and 0.0 < float(alpha) < 1.0):
-        raise InvalidParameterError(f"SRM alpha must be a number in (0, 1); got {alpha!r}")
+    alpha = check_level(alpha)
     variants = list(units)
     if len(variants) < 2:
         raise InvalidParameterError(

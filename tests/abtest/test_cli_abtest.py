@@ -44,7 +44,8 @@ def test_json_is_one_object_with_srm_and_results(make_tables, tmp_path, capsys):
     code = main(["abtest", logs, "--metrics", "ctr", "--pre-period",
                  "2024-01-01,2024-01-05", "--format", "json"])
     out = json.loads(capsys.readouterr().out)
-    assert list(out["results"][0]) == [*COLUMNS, "cuped_variance_reduction", *WINDOW_FIELDS]
+    assert list(out["results"][0]) == [*COLUMNS, "cuped_variance_reduction", "cuped_applied",
+                                       *WINDOW_FIELDS]
     code = main(["abtest", logs, "--metrics", "ctr", "--pre-period",
                  "2024-01-01", "2024-01-05", "--format", "json"])
     assert json.loads(capsys.readouterr().out) == out
@@ -68,7 +69,7 @@ def test_srm_mismatch_printed_above_results(make_tables, tmp_path, capsys):
     assert captured.err.startswith("!!! SAMPLE RATIO MISMATCH")
     # a declared 60/40 split fits
     assert main(["abtest", logs, "--metrics", "ctr", "--expected-split",
-                 "control=3,treatment=2"]) == 0
+                 "control=0.6,treatment=0.4"]) == 0
     assert capsys.readouterr().out.startswith("sample ratio check passed")
 
 
@@ -90,6 +91,11 @@ def test_errors_exit_2_with_one_line(make_tables, tmp_path, capsys):
     err = one_line_error(["abtest", logs, "--pre-period", "2030-01-01"])
     assert "has 0 units" in err and "control (0 units)" in err
     assert "--expected-split" in one_line_error(["abtest", logs, "--expected-split", "control:1"])
+    err = one_line_error(["abtest", logs, "--expected-split", "control=0.6,treatment=0.5"])
+    assert "sum to 1" in err and "sum 1.1" in err
+    err = one_line_error(["power", logs, "--metrics", "ctr", "--effect", "4"])
+    assert "outside [0, 1]" in err and "--absolute" in err
+    assert "integer >= 50" in one_line_error(["power", logs, "--units", "20"])
     assert "unknown metric" in one_line_error(["power", logs, "--metrics", "nope"])
     assert "'ctl'" in one_line_error(["power", logs, "--variant", "ctl"])
 
@@ -154,3 +160,25 @@ def test_abtest_refuses_a_log_of_several_experiments_naming_them(make_tables, tm
     assert err.count("\n") == 1 and "several experiments (e1, e2)" in err
     assert "--experiment" in err
     assert main(["abtest", str(path), "--metrics", "ctr", "--experiment", "e2"]) == 0
+
+
+def test_table_shows_verdict_df_and_names_the_tests(make_tables, tmp_path, capsys):
+    logs = _write(make_tables, tmp_path / "small", seed=25,
+                  users={"control": 20, "treatment": 20})
+    assert main(["abtest", logs, "--metrics", "ctr,searches_per_unit"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    header = next(line for line in lines if "metric" in line and "variant" in line)
+    assert header.split()[-5:] == ["rel_diff", "rel_ci_low", "rel_ci_high", "verdict", "df"]
+    assert header.split()[4:11] == ["estimate", "ci_low", "ci_high", "p_value", "p_adjusted",
+                                    "units_control", "units_treatment"]
+    assert sum("insufficient data" in line for line in lines) == 2
+    assert lines[-1].startswith("tests: delta-method t (Welch-Satterthwaite df) for ctr; "
+                                "Welch t (Welch-Satterthwaite df) for searches_per_unit.")
+    assert lines[-1].endswith("no verdict below 50 units with data per arm")
+    assert "warning: insufficient data" in captured.err
+    assert main(["abtest", logs, "--metrics", "ctr", "--min-units", "10",
+                 "--format", "json"]) == 0
+    row = json.loads(capsys.readouterr().out)["results"][0]
+    assert row["verdict"] in ("significant", "not significant")
+    assert row["test"] == "delta-method t (Welch-Satterthwaite df)" and row["df"] > 10

@@ -1,6 +1,7 @@
 """onlineeval.abtest end to end, against statistics computed independently from per-user
 aggregates in pandas (statsmodels, scipy)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -13,8 +14,14 @@ from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 import onlineeval
 from onlineeval.abtest import COLUMNS
 from onlineeval.abtest.metrics import ORDER
-from onlineeval.errors import InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.errors import (
+    InvalidParameterError,
+    SampleRatioMismatchWarning,
+    SchemaError,
+    UnknownNameError,
+)
 from onlineeval.stats.srm import srm_test
+from onlineeval.stats.tests import DELTA_T, MANN_WHITNEY, WELCH_T
 
 
 def _per_user(s, c):
@@ -42,23 +49,26 @@ def test_ab_readout_matches_independent_statistics(make_tables):
     uc, ut = users.loc["control"], users.loc["treatment"]
 
     row = df.set_index("metric").loc["ctr"]
+    # the delta-method t is Welch's test on the per-user linearised values (every user has
+    # searches, so every user counts for the degrees of freedom)
     cm = CompareMeans(DescrStatsW(_lin(ut).to_numpy()), DescrStatsW(_lin(uc).to_numpy()))
-    z, p = cm.ztest_ind(usevar="unequal")
-    lo, hi = cm.zconfint_diff(usevar="unequal")
+    _, p, dof = cm.ttest_ind(usevar="unequal")
+    lo, hi = cm.tconfint_diff(usevar="unequal")
+    assert row["df"] == pytest.approx(dof, rel=1e-9)
     ctr_c = uc["has_click"].sum() / uc["one"].sum()
     ctr_t = ut["has_click"].sum() / ut["one"].sum()
     assert row["control_value"] == pytest.approx(ctr_c, rel=1e-12)
     assert row["treatment_value"] == pytest.approx(ctr_t, rel=1e-12)
     assert row["rel_diff"] == pytest.approx(ctr_t / ctr_c - 1, rel=1e-12)
     assert row["p_value"] == pytest.approx(p, rel=1e-9)
-    assert (row["abs_ci_low"], row["abs_ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
     assert row["units_control"] == len(uc) and row["units_treatment"] == len(ut)
 
     row = df.set_index("metric").loc["searches_per_unit"]
     w = sps.ttest_ind(ut["one"], uc["one"], equal_var=False)
     assert row["p_value"] == pytest.approx(w.pvalue, rel=1e-9)
     ci = w.confidence_interval(0.95)
-    assert (row["abs_ci_low"], row["abs_ci_high"]) == pytest.approx((ci.low, ci.high),
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high),
                                                                     rel=1e-9)
 
     holm = multipletests(df["p_value"], method="holm")[1]
@@ -68,8 +78,11 @@ def test_ab_readout_matches_independent_statistics(make_tables):
     assert df.set_index("metric").loc["ctr", "significant"]
     srm = srm_test({"control": len(uc), "treatment": len(ut)})
     assert df.attrs["srm"] == srm.to_dict()
-    assert df.attrs["tests"] == {"ctr": "delta-z", "searches_per_unit": "welch-t",
-                                 "clicks_per_unit": "welch-t"}
+    assert df.attrs["tests"] == {"ctr": DELTA_T, "searches_per_unit": WELCH_T,
+                                 "clicks_per_unit": WELCH_T}
+    assert list(df["test"]) == [DELTA_T, WELCH_T, WELCH_T]
+    assert list(df["verdict"]) == ["significant" if s else "not significant"
+                                   for s in df["significant"]]
 
 
 def test_abn_each_treatment_against_control_with_bh(make_tables):
@@ -96,7 +109,9 @@ def test_abn_each_treatment_against_control_with_bh(make_tables):
 def test_srm_mismatch_warns_and_is_flagged(make_tables):
     s, c = make_tables(seed=13, users={"control": 300, "treatment": 200})
     logs = onlineeval.load_logs(searches=s, clicks=c)
-    with pytest.warns(UserWarning, match="SAMPLE RATIO MISMATCH"):
+    # a warning of its own class, so a caller can tell it from the others without reading
+    # its text (the CLI and the report show it as a banner instead)
+    with pytest.warns(SampleRatioMismatchWarning, match="SAMPLE RATIO MISMATCH"):
         df = onlineeval.abtest(logs, metrics="ctr")
     assert df.attrs["srm"]["mismatch"] is True
     assert df.attrs["srm"]["units"] == {"control": 300, "treatment": 200}
@@ -108,7 +123,7 @@ def test_srm_mismatch_warns_and_is_flagged(make_tables):
     assert df.attrs["srm"]["mismatch"] is False
 
 
-def _cuped_by_hand(uc, ut, x, y, xp, yp, welch):
+def _cuped_by_hand(uc, ut, x, y, xp, yp):
     """CUPED from per-unit sums in pandas, written independently of onlineeval.stats.cuped:
     each arm's per-unit linearisations (x - R y)/mean(y) and (x' - R' y')/mean(y') and the
     indicator h give the covariance of (R, R', mean h) as cov(L)/n; theta minimises the
@@ -124,16 +139,14 @@ def _cuped_by_hand(uc, ut, x, y, xp, yp, welch):
                             arms[0][3][1:, 0] + arms[1][3][1:, 0])
     var = [v[0, 0] - 2 * theta @ v[1:, 0] + theta @ v[1:, 1:] @ theta for *_, v in arms]
     diff = arms[1][1] - arms[0][1] - theta @ (arms[1][2] - arms[0][2])
-    dist = sps.norm
-    if welch:
-        (nc, *_), (nt, *_) = arms
-        dist = sps.t((var[0] + var[1]) ** 2 / (var[0] ** 2 / (nc - 1) + var[1] ** 2 / (nt - 1)))
+    (nc, *_), (nt, *_) = arms
+    dist = sps.t((var[0] + var[1]) ** 2 / (var[0] ** 2 / (nc - 1) + var[1] ** 2 / (nt - 1)))
     se = np.sqrt(var[0] + var[1])
     both = pd.concat([uc, ut])
     pooled = np.array([both[xp].sum() / both[yp].sum(), both["h"].mean()])
     adj = [r - theta @ (cov - pooled) for _, r, cov, _ in arms]
     q = dist.isf(0.025)
-    return {"abs_diff": diff, "abs_ci_low": diff - q * se, "abs_ci_high": diff + q * se,
+    return {"estimate": diff, "ci_low": diff - q * se, "ci_high": diff + q * se,
             "p_value": 2 * dist.sf(abs(diff) / se), "rel_diff": adj[1] / adj[0] - 1,
             "cuped_variance_reduction":
                 1 - (var[0] + var[1]) / (arms[0][3][0, 0] + arms[1][3][0, 0])}
@@ -144,7 +157,7 @@ def test_cuped_through_the_api_matches_pandas_by_hand(make_tables):
     logs = onlineeval.load_logs(searches=s, clicks=c)
     df = onlineeval.abtest(logs, metrics=["ctr", "searches_per_unit"],
                            pre_period="2024-01-01,2024-01-15")
-    assert list(df.columns) == [*COLUMNS, "cuped_variance_reduction"]
+    assert list(df.columns) == [*COLUMNS, "cuped_variance_reduction", "cuped_applied"]
     start = pd.Timestamp("2024-01-15")
     s = s.assign(x=s["search_id"].isin(c["search_id"]).astype(float), y=1.0)
     exp = s[s["ts"] >= start].groupby("user_id").agg(
@@ -156,10 +169,11 @@ def test_cuped_through_the_api_matches_pandas_by_hand(make_tables):
     # units without pre-period data exist, so the indicator covariate is exercised
     assert 0 < u["h"].sum() < len(u)
     uc, ut = u[u["variant"] == "control"], u[u["variant"] == "treatment"]
-    for metric, cols, welch in (("ctr", ("x", "y", "pre_x", "pre_y"), False),
-                                ("searches_per_unit", ("y", "one", "pre_y", "h"), True)):
+    for metric, cols in (("ctr", ("x", "y", "pre_x", "pre_y")),
+                         ("searches_per_unit", ("y", "one", "pre_y", "h"))):
         row = df.set_index("metric").loc[metric]
-        for key, value in _cuped_by_hand(uc, ut, *cols, welch=welch).items():
+        assert row["cuped_applied"] and row["test"].endswith(" + CUPED")
+        for key, value in _cuped_by_hand(uc, ut, *cols).items():
             assert row[key] == pytest.approx(value, rel=1e-9), (metric, key)
         # control/treatment values are the plain experiment-period values
         assert row["control_value"] == pytest.approx(uc[cols[0]].sum() / uc[cols[1]].sum(),
@@ -176,11 +190,11 @@ def test_other_tests_and_missing_columns(make_tables):
     users = _per_user(s, c)
     p = sps.mannwhitneyu(users.loc["treatment"]["one"], users.loc["control"]["one"]).pvalue
     assert mw["p_value"].iloc[0] == pytest.approx(p, rel=1e-12)
-    assert mw.attrs["tests"] == {"searches_per_unit": "mann-whitney-u", "ctr": "delta-z"}
+    assert mw.attrs["tests"] == {"searches_per_unit": MANN_WHITNEY, "ctr": DELTA_T}
     bs = onlineeval.abtest(logs, metrics="ctr", test="bootstrap", bootstrap_reps=500, seed=3)
     again = onlineeval.abtest(logs, metrics="ctr", test="bootstrap", bootstrap_reps=500, seed=3)
     pd.testing.assert_frame_equal(bs, again)
-    assert bs["abs_ci_low"].iloc[0] < bs["abs_diff"].iloc[0] < bs["abs_ci_high"].iloc[0]
+    assert bs["ci_low"].iloc[0] < bs["estimate"].iloc[0] < bs["ci_high"].iloc[0]
 
     no_ts = onlineeval.load_logs(searches=s.drop(columns="ts"), clicks=c.drop(columns="ts"))
     default = onlineeval.abtest(no_ts)
@@ -254,13 +268,17 @@ def test_srm_covers_every_variant_not_only_the_analysed_ones(make_tables):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ok = onlineeval.abtest(logs, treatments=["t2"], metrics="ctr",
-                               expected_split={"control": 3, "t1": 2, "t2": 3})
+                               expected_split={"control": 0.375, "t1": 0.25, "t2": 0.375})
     assert ok.attrs["srm"]["mismatch"] is False
     with pytest.raises(UnknownNameError, match=r"\['t3'\].*control, t1, t2"):
         onlineeval.abtest(logs, metrics="ctr",
-                          expected_split={"control": 1, "t1": 1, "t2": 1, "t3": 1})
+                          expected_split={"control": 0.25, "t1": 0.25, "t2": 0.25, "t3": 0.25})
     with pytest.raises(InvalidParameterError, match=r"missing \['t2'\]"):
-        onlineeval.abtest(logs, metrics="ctr", expected_split={"control": 1, "t1": 1})
+        onlineeval.abtest(logs, metrics="ctr", expected_split={"control": 0.5, "t1": 0.5})
+    # weights that do not sum to 1 are refused, not rescaled (issue 12)
+    with pytest.raises(InvalidParameterError, match=r"sum to 1.*sum 8\)"):
+        onlineeval.abtest(logs, treatments=["t2"], metrics="ctr",
+                          expected_split={"control": 3, "t1": 2, "t2": 3})
 
 
 def test_zero_baseline_and_single_unit_arm_give_null_not_inf(make_tables):
@@ -269,7 +287,9 @@ def test_zero_baseline_and_single_unit_arm_give_null_not_inf(make_tables):
     s, c = make_tables(seed=21, users={"control": 60, "treatment": 60})
     s.loc[s["variant"] == "control", "n_results"] = 10
     logs = onlineeval.load_logs(searches=s, clicks=c)
-    df = onlineeval.abtest(logs, metrics="zero_result_rate,ctr").set_index("metric")
+    with pytest.warns(UserWarning, match=r"one arm has zero variance.*zero_result_rate/"
+                                         r"treatment \(control\)"):
+        df = onlineeval.abtest(logs, metrics="zero_result_rate,ctr").set_index("metric")
     zero = df.loc["zero_result_rate"]
     treated = s[s["variant"] == "treatment"]
     assert zero["control_value"] == 0.0
@@ -287,11 +307,99 @@ def test_zero_baseline_and_single_unit_arm_give_null_not_inf(make_tables):
         one = onlineeval.abtest(logs1, metrics="ctr,searches_per_unit")
     messages = [str(w.message) for w in rec]
     assert any("SAMPLE RATIO MISMATCH" in m for m in messages)
-    assert any("fewer than 2 units" in m and "'control': 1" in m for m in messages)
+    assert any("insufficient data" in m and "ctr/treatment (1 control and 60 treatment" in m
+               for m in messages)
     assert one["units_control"].tolist() == [1, 1]
-    assert one[["p_value", "p_adjusted", "abs_ci_low", "abs_ci_high"]].isna().all().all()
+    assert one[["p_value", "p_adjusted", "ci_low", "ci_high"]].isna().all().all()
     assert not one["significant"].any()
+    assert (one["verdict"] == "insufficient data").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         boot = onlineeval.abtest(logs1, metrics="ctr", test="bootstrap", bootstrap_reps=200)
-    assert boot[["p_value", "abs_ci_low", "abs_ci_high"]].isna().all().all()
+    assert boot[["p_value", "ci_low", "ci_high"]].isna().all().all()
+
+
+def _two_per_arm():
+    # issue 12: 2 users per arm, 10 searches each; CTR 0.2 and 0.4 in control, 0.6 and 0.8
+    # in treatment; one click per clicked search (so clicks_per_unit = 10 x CTR per user)
+    rates = {"c1": ("control", 2), "c2": ("control", 4), "t1": ("treatment", 6),
+             "t2": ("treatment", 8)}
+    s = pd.DataFrame([(f"{u}-{i}", u, v) for u, (v, _) in rates.items() for i in range(10)],
+                     columns=["search_id", "user_id", "variant"])
+    c = pd.DataFrame([(f"{u}-{i}", 1) for u, (_, k) in rates.items() for i in range(k)],
+                     columns=["search_id", "rank"])
+    return s, c
+
+
+def test_two_users_per_arm_t_reference_and_no_verdict():
+    s, c = _two_per_arm()
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    with pytest.warns(UserWarning, match=r"insufficient data: no verdict where an arm has "
+                                         r"fewer than 50 units.*ctr/treatment \(2 control"):
+        df = onlineeval.abtest(logs, metrics="ctr,clicks_per_unit").set_index("metric")
+    users = _per_user(s, c)
+    uc, ut = users.loc["control"], users.loc["treatment"]
+    # ratio metric: independent delta method (linearised per-user values) + Welch's t
+    w = sps.ttest_ind(_lin(ut), _lin(uc), equal_var=False)
+    ctr = df.loc["ctr"]
+    assert ctr["p_value"] == pytest.approx(w.pvalue, rel=1e-10)
+    assert ctr["p_value"] == pytest.approx(0.106, abs=1e-3)  # the z test said 0.0047
+    assert ctr["df"] == pytest.approx(w.df, rel=1e-10)
+    ci = w.confidence_interval(0.95)
+    assert (ctr["ci_low"], ctr["ci_high"]) == pytest.approx((ci.low, ci.high),
+                                                                    rel=1e-10)
+    # per-unit mean: scipy's Welch test on the per-user click counts
+    w = sps.ttest_ind(ut["n_clicks"], uc["n_clicks"], equal_var=False)
+    assert df.loc["clicks_per_unit", "p_value"] == pytest.approx(w.pvalue, rel=1e-10)
+    assert (df["verdict"] == "insufficient data").all() and not df["significant"].any()
+    # with the minimum lowered to 2 there is a verdict, and it is not "significant"
+    low = onlineeval.abtest(logs, metrics="ctr", min_units=2, correction="none")
+    assert low["verdict"].tolist() == ["not significant"]
+    with pytest.raises(InvalidParameterError, match="min_units"):
+        onlineeval.abtest(logs, metrics="ctr", min_units=1)
+
+
+def test_zero_variance_in_both_arms_is_undefined_with_a_reason():
+    # every control user searched once, every treatment user twice: searches_per_unit has
+    # zero variance in both arms. Welch would say p = 0 with a zero-width interval.
+    n = 60
+    s = pd.DataFrame(
+        [(f"c{u}", f"cu{u}", "control") for u in range(n)]
+        + [(f"t{u}-{k}", f"tu{u}", "treatment") for u in range(n) for k in range(2)],
+        columns=["search_id", "user_id", "variant"])
+    c = pd.DataFrame({"search_id": [f"c{u}" for u in range(0, n, 3)], "rank": 1})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        df = onlineeval.abtest(logs, metrics="searches_per_unit,ctr").set_index("metric")
+    said = " | ".join(str(w.message) for w in rec)
+    assert re.search(r"undefined p-values: searches_per_unit/treatment have zero variance in "
+                     r"both arms.*mannwhitney", said)
+    # no treatment user clicked: one arm without variance, still a defined test (warned)
+    assert "one arm has zero variance (every unit the same value): ctr/treatment (treatment)" \
+        in said
+    assert df.loc["ctr", "verdict"] in ("significant", "not significant")
+    row = df.loc["searches_per_unit"]
+    assert row["estimate"] == 1.0
+    assert row[["p_value", "p_adjusted", "ci_low", "ci_high"]].isna().all()
+    assert row["verdict"] == "undefined: zero variance in both arms"
+    assert not row["significant"]
+    # the rank test is defined there and agrees with scipy
+    mw = onlineeval.abtest(logs, metrics="searches_per_unit", test="mannwhitney")
+    ref = sps.mannwhitneyu(np.full(n, 2.0), np.ones(n)).pvalue
+    assert mw["p_value"].iloc[0] == pytest.approx(ref, rel=1e-12)
+
+
+def test_cuped_without_pre_period_traffic_says_it_was_not_applied(make_tables):
+    s, c = make_tables(seed=17, users={"control": 80, "treatment": 80})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    # a pre-period before the first search: no unit has pre-period traffic
+    with pytest.warns(UserWarning, match=r"CUPED was not applied.*ctr/treatment \(no "
+                                         r"pre-period traffic\)"):
+        df = onlineeval.abtest(logs, metrics="ctr", pre_period="2023-06-01,2024-01-01")
+    plain = onlineeval.abtest(logs, metrics="ctr")
+    row = df.iloc[0]
+    assert not row["cuped_applied"] and np.isnan(row["cuped_variance_reduction"])
+    assert row["test"] == ("delta-method t (Welch-Satterthwaite df) (CUPED not applied: no "
+                           "pre-period traffic)")
+    assert row["p_value"] == pytest.approx(plain["p_value"].iloc[0], rel=1e-9)

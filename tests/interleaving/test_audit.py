@@ -179,19 +179,19 @@ def reference_readout(searches: pd.DataFrame, results: pd.DataFrame,
     for sid, rank, doc in clicks[["search_id", "rank", "doc_id"]].itertuples(index=False):
         clicked[sid].append((None if pd.isna(rank) else int(rank), doc))
     pages, teams = [], defaultdict(set)
-    for sid, exp, query in searches[["search_id", "experiment", "query"]].itertuples(
-            index=False):
+    for sid, exp, query, user in searches[["search_id", "experiment", "query",
+                                           "user_id"]].itertuples(index=False):
         page_teams = {t for _r, _d, t in shown[sid] if t is not None}
         if page_teams:
-            pages.append((sid, exp, query))
+            pages.append((sid, exp, query, user))
             teams[exp] |= page_teams
     out = {}
     for exp, names in teams.items():
         names = sorted(names)
         for i, ta in enumerate(names):
             for tb in names[i + 1:]:
-                c, per_query = Counter(), defaultdict(Counter)
-                for sid, e, query in pages:
+                c, per_query, per_user = Counter(), defaultdict(Counter), defaultdict(Counter)
+                for sid, e, query, user in pages:
                     if e != exp:
                         continue
                     team_at = {r: t for r, _d, t in shown[sid]}
@@ -216,6 +216,7 @@ def reference_readout(searches: pd.DataFrame, results: pd.DataFrame,
                             "ties" if credit[ta] > 0 else "none")
                     c[side] += 1
                     per_query[query][side] += 1
+                    per_user[user][side] += 1
                 decided = c["wins_a"] + c["wins_b"] + c["ties"]
                 c["delta_ab"] = ((c["wins_a"] + c["ties"] / 2) / decided - 0.5 if decided
                                  else math.nan)
@@ -226,8 +227,22 @@ def reference_readout(searches: pd.DataFrame, results: pd.DataFrame,
                 c["delta_pq"] = sum(d_q) / len(d_q) if d_q else math.nan
                 c["q_pos"] = sum(d > 0 for d in d_q)
                 c["q_neg"] = sum(d < 0 for d in d_q)
+                # per-user preferences, for the headline test
+                c["d_u"] = [(u["wins_a"] + u["ties"] / 2) / (u["wins_a"] + u["wins_b"] + u["ties"])
+                            - 0.5 for u in per_user.values()
+                            if u["wins_a"] + u["wins_b"] + u["ties"]]
                 out[(exp, ta, tb)] = c
     return out
+
+
+def _user_p(d_u: list[float]) -> float:
+    """scipy's one-sample t test of the per-user preferences; the exact sign test over users
+    when they are all equal (and nonzero); nan with fewer than 2 users."""
+    if len(d_u) < 2 or all(d == 0 for d in d_u):
+        return math.nan
+    if len(set(d_u)) == 1:
+        return stats.binomtest(len(d_u), len(d_u)).pvalue
+    return stats.ttest_1samp(d_u, 0.0).pvalue
 
 
 def random_log(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -269,10 +284,11 @@ def test_readout_counts_match_an_independent_page_by_page_count(seed):
     for row in got.to_dict("records"):
         ref = want[(row["experiment"], row["team_a"], row["team_b"])]
         assert {k: row[k] for k in COUNTS} == {k: ref[k] for k in COUNTS}
-        assert row["delta_ab"] == pytest.approx(ref["delta_ab"], nan_ok=True)
+        assert row["estimate"] == pytest.approx(ref["delta_ab"], nan_ok=True)
         wa, wb = ref["wins_a"], ref["wins_b"]
-        assert row["p_value"] == pytest.approx(
+        assert row["sign_test_p"] == pytest.approx(
             stats.binomtest(wa, wa + wb).pvalue if wa + wb else math.nan, nan_ok=True)
+        assert row["p_value"] == pytest.approx(_user_p(ref["d_u"]), nan_ok=True, rel=1e-12)
 
 
 
@@ -315,10 +331,12 @@ def test_per_query_readout_matches_the_independent_count(seed):
     for row in got.to_dict("records"):
         ref = want[(row["experiment"], row["team_a"], row["team_b"])]
         assert {k: row[k] for k in COUNTS} == {k: ref[k] for k in COUNTS}
-        assert row["delta_ab"] == pytest.approx(ref["delta_pq"], abs=1e-12, nan_ok=True)
+        assert row["estimate"] == pytest.approx(ref["delta_pq"], abs=1e-12, nan_ok=True)
         pos, neg = ref["q_pos"], ref["q_neg"]
-        assert row["p_value"] == pytest.approx(
+        assert row["sign_test_p"] == pytest.approx(
             stats.binomtest(pos, pos + neg).pvalue if pos + neg else math.nan, nan_ok=True)
+        # the headline test does not depend on the per-query grouping
+        assert row["p_value"] == pytest.approx(_user_p(ref["d_u"]), nan_ok=True, rel=1e-12)
 
 
 def test_balanced_published_stop_rule():

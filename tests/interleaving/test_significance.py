@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
-from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test
+from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
 
 
 def test_delta_ab_definition():
@@ -116,3 +116,64 @@ def test_bootstrap_is_seeded_and_validates_arguments():
         bootstrap_ci(wa, wb, t, u, n_resamples=0)
     with pytest.raises(InvalidParameterError, match="confidence"):
         bootstrap_ci(wa, wb, t, u, confidence=1.5)
+
+
+def test_user_test_matches_scipy_and_handles_degenerate_users():
+    wa = np.array([3, 0, 1, 5, 2])
+    wb = np.array([1, 2, 1, 0, 2])
+    t = np.array([0, 1, 0, 1, 0])
+    res = user_test(wa, wb, t)
+    d_u = (wa + t / 2) / (wa + wb + t) - 0.5
+    ref = stats.ttest_1samp(d_u, 0.0)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    ci = ref.confidence_interval(0.95)
+    assert (res.ci_low, res.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+    assert (res.n, res.df, res.estimate) == (5, 4, pytest.approx(d_u.mean()))
+    assert res.top_user == 3 and res.top_user_share == pytest.approx(6 / 19)
+    # users without a decided page are not units of the test
+    more = user_test(np.r_[wa, 0], np.r_[wb, 0], np.r_[t, 0])
+    assert more.p_value == res.p_value and more.n == 5
+    assert (more.units_control, more.units_treatment, more.unit) == (6, 6, "user")
+    # every user alike: the t test is 0/0, the exact sign test over users is defined
+    same = user_test([2, 1, 4], [0, 0, 0], [0, 0, 0])
+    assert same.p_value == pytest.approx(0.25) and math.isnan(same.ci_low)
+    assert same.test.startswith("exact sign test over users")
+    tied = user_test([1, 2], [1, 2], [0, 0])
+    assert math.isnan(tied.p_value) and tied.test == "undefined: every user's preference is 0"
+    one = user_test([5], [1], [0])
+    assert math.isnan(one.p_value) and "fewer than 2 users" in one.test
+
+
+def _null_experiment(rng, users, heavy):
+    """Per-user wins and ties of one experiment without any preference: each user has a
+    taste p_u ~ Beta(1.5, 1.5) (symmetric around 1/2), 1 to ~15 decided pages, and the
+    first user `heavy` pages if given."""
+    pages = rng.geometric(0.3, users)
+    if heavy:
+        pages[0] = heavy
+    ties = rng.binomial(pages, 0.15)
+    wa = rng.binomial(pages - ties, rng.beta(1.5, 1.5, users))
+    return wa, pages - ties - wa, ties
+
+
+def test_user_test_is_calibrated_where_the_page_sign_test_is_not():
+    # The figures of onlineeval.interleaving.significance: rejection rates at alpha = 0.05
+    # on 2,000 no-preference experiments each (seeded)
+    rng = np.random.default_rng(2024)
+    rates = {}
+    for users, heavy in ((5, 0), (20, 0), (20, 300), (200, 300)):
+        user_rej = 0
+        wins = []
+        for _ in range(2000):
+            wa, wb, t = _null_experiment(rng, users, heavy)
+            user_rej += user_test(wa, wb, t).p_value < 0.05
+            wins.append((wa.sum(), wb.sum()))
+        # the page-level sign test, vectorised: two-sided exact binomial with p = 1/2
+        a, b = np.array(wins).T
+        page_p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(a, b), a + b, 0.5))
+        assert page_p[0] == pytest.approx(sign_test(a[0], b[0]))
+        rates[users, heavy] = (user_rej / 2000, float(np.mean(page_p < 0.05)))
+    assert rates == {(5, 0): (0.0555, 0.0885), (20, 0): (0.0485, 0.1445),
+                     (20, 300): (0.051, 0.818), (200, 300): (0.0485, 0.7205)}
+    for user_rate, _ in rates.values():
+        assert 0.035 < user_rate < 0.075

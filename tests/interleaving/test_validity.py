@@ -79,7 +79,7 @@ def test_better_ranker_by_known_ndcg_margin_wins_significantly_through_logs(worl
     row = interleaving_readout(str(tmp_path), n_resamples=300).iloc[0]
     assert (row.team_a, row.team_b) == ("bad", "mid")
     assert row.winner == "mid" and row.p_value < 1e-4
-    assert row.delta_ab < 0 and row.ci_high < 0
+    assert row.estimate < 0 and row.ci_high < 0
 
 
 def test_pipeline_counts_match_an_independent_pandas_computation(world, tmp_path):
@@ -102,8 +102,16 @@ def test_pipeline_counts_match_an_independent_pandas_computation(world, tmp_path
     assert row.impressions_with_clicks == clk["search_id"].nunique()
     assert (row.wins_a, row.wins_b, row.ties) == (
         int((a > b).sum()), int((b > a).sum()), int(((a == b) & (a > 0)).sum()))
-    assert row.p_value == pytest.approx(stats.binomtest(int((a > b).sum()),
-                                                        int((a != b).sum())).pvalue)
+    assert row.sign_test_p == pytest.approx(stats.binomtest(int((a > b).sum()),
+                                                            int((a != b).sum())).pvalue)
+    # the headline p: scipy's one-sample t test of the users' preferences
+    user = res.drop_duplicates("search_id")[["search_id"]].merge(
+        tables.searches[["search_id", "user_id"]], on="search_id").set_index("search_id")
+    page = pd.DataFrame({"a": a > b, "b": b > a, "t": (a == b) & (a > 0)}).join(user)
+    per_user = page.groupby("user_id")[["a", "b", "t"]].sum()
+    decided = per_user.sum(axis=1)
+    d_u = ((per_user["a"] + per_user["t"] / 2) / decided - 0.5)[decided > 0]
+    assert row.p_value == pytest.approx(stats.ttest_1samp(d_u, 0.0).pvalue, rel=1e-10)
 
 
 def test_sign_of_outcome_follows_offline_margin_on_repeated_experiments(world):

@@ -210,3 +210,74 @@ def test_non_text_query_and_variant_become_text(rows):
     s = _searches(variant=[0, 1], query=[1.5, None])
     logs = onlineeval.load_logs(searches=s, clicks=CLICKS)
     assert [(r[4], r[6]) for r in rows(logs, "searches")] == [("1.5", "0"), (None, "1")]
+
+
+# --- words DuckDB takes for a time ----------------------------------------------------------------
+
+# DuckDB reads 'epoch' as 1970-01-01 and 'infinity' as the end of time (so an 'epoch' search
+# gave a time to first click of 54 years); PostgreSQL's other words may be taken by other
+# DuckDB versions. In a log they are placeholders: every one is a bad value.
+WORDS = ["epoch", "EPOCH", " epoch ", "infinity", "-infinity", "+infinity", "Infinity", "inf",
+         "-inf", "now", "today", "yesterday", "tomorrow", "allballs"]
+
+
+def _write_ts(tmp_path, fmt, table, value):
+    """A two-row table of ``fmt`` whose second row's ts is ``value`` (text)."""
+    rows = {"searches": {"search_id": ["a", "b"], "user_id": ["u", "u"]},
+            "clicks": {"search_id": ["a", "a"], "rank": ["1", "2"]}}[table]
+    df = pd.DataFrame({**rows, "ts": ["2024-05-01 10:00:00", value]})
+    if fmt == "frame":
+        return df, "DataFrame clicks=" if table == "clicks" else "DataFrame searches=", None
+    path = tmp_path / f"{table}.{fmt}"
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+        where = "line 3"
+    elif fmt == "jsonl":
+        df.to_json(path, orient="records", lines=True)
+        where = "line 2"
+    else:
+        df.to_parquet(path, index=False)  # ts is a string column
+        where = "row 2"
+    return path, str(path), where
+
+
+@pytest.mark.parametrize(("fmt", "table", "word"), [
+    *(("csv", "searches", w) for w in WORDS),
+    *((f, t, w) for f in ("csv", "jsonl", "parquet", "frame") for t in ("searches", "clicks")
+      for w in ("epoch", "-infinity")),
+])
+def test_words_that_duckdb_reads_as_times_are_bad_values(tmp_path, fmt, table, word):
+    given, label, where = _write_ts(tmp_path, fmt, table, word)
+    other = {"searches": _searches(ts=["2024-05-01 09:00:00", "2024-05-01 09:00:00"]),
+             "clicks": CLICKS}
+    other[table] = given
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=other["searches"], clicks=other["clicks"])
+    msg = str(err.value)
+    assert msg.startswith(f"{label}: column 'ts' ({table}.ts) must hold a timestamp")
+    assert f"1 of 2 rows hold values that cannot be read as one, e.g. {word!r}" in msg
+    if where:
+        assert f"(on {where})" in msg if where.startswith("line") else f"(in {where})" in msg
+
+
+def test_an_infinite_timestamp_in_a_timestamp_column_is_a_bad_value(tmp_path):
+    import duckdb
+
+    path = tmp_path / "searches.parquet"
+    duckdb.connect().execute(
+        "COPY (SELECT * FROM (VALUES ('a', 'u', TIMESTAMP '2024-05-01 10:00:00'), "
+        "('b', 'u', 'infinity'::TIMESTAMP), ('c', 'u', '-infinity'::TIMESTAMP)) "
+        "t(search_id, user_id, ts)) TO '" + str(path) + "' (FORMAT parquet)")
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=path, clicks=CLICKS)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: column 'ts' (searches.ts) must hold a timestamp")
+    assert "2 of 3 rows" in msg and "'infinity'" in msg and "'-infinity'" in msg
+
+
+def test_text_times_still_read_as_before():
+    # leading blanks, ISO 'T', an offset: unchanged by the refusal of words
+    s = _searches(ts=[" 2024-05-01 10:00:00", "2024-05-01T12:00:00+02:00"])
+    logs = onlineeval.load_logs(searches=s, clicks=CLICKS)
+    got = logs.con.execute("SELECT ts FROM searches ORDER BY search_id").fetchall()
+    assert got == [(T(2024, 5, 1, 10),), (T(2024, 5, 1, 10),)]

@@ -7,9 +7,10 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
+import pyarrow.parquet as pq
 import pytest
 
+import onlineeval
 from onlineeval.errors import LogFormatError
 from onlineeval.logs.convert import convert
 
@@ -43,8 +44,9 @@ EXPECTED_CLICKS = [
 
 
 def _read(path: Path) -> tuple[list[str], list[tuple]]:
-    rel = duckdb.connect().read_parquet(str(path))
-    return rel.columns, rel.fetchall()
+    # pyarrow takes the path as written (DuckDB would expand 'out[1]' as a pattern)
+    table = pq.read_table(path)
+    return table.column_names, [tuple(r.values()) for r in table.to_pylist()]
 
 
 def _check(out: Path) -> None:
@@ -130,3 +132,21 @@ def test_byte_order_mark_and_crlf(tmp_path: Path) -> None:
     report = convert(path, tmp_path / "out", "aol")
     assert report.counts["header_lines_skipped"] == 1
     _check(tmp_path / "out")
+
+
+def test_glob_characters_in_input_and_output_paths_are_literal(tmp_path: Path) -> None:
+    # The input is read by Python and the tables are written by DuckDB (which expands
+    # patterns only when reading): decoys matching the names as patterns are never touched.
+    given = tmp_path / "aol[1].txt"
+    shutil.copy(DATA, given)
+    decoy = tmp_path / "aol1.txt"
+    decoy.write_text("999\tdecoy\t2006-03-01 07:17:12\t\t\n")
+    convert(decoy, tmp_path / "out1", "aol")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "out1").iterdir()}
+    convert(given, tmp_path / "out[1]", "aol")
+    _check(tmp_path / "out[1]")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out1").iterdir()} == before
+    # and the loader reads the written directory, not the decoy beside it
+    logs = onlineeval.load_logs(tmp_path / "out[1]")
+    assert logs.report.rows_read == {"searches": len(EXPECTED_SEARCHES),
+                                     "clicks": len(EXPECTED_CLICKS)}

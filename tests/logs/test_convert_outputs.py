@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from onlineeval.cli import main
-from onlineeval.errors import InputError
+from onlineeval.errors import InputError, OutputError
 from onlineeval.logs.convert import convert
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -20,7 +20,7 @@ def test_refuses_to_overwrite_without_force_and_replaces_stale_tables(tmp_path: 
     out = tmp_path / "out"
     convert(YANDEX, out, "yandex-wscd")
     assert (out / "results.parquet").exists()
-    with pytest.raises(InputError, match="already holds converted tables"):
+    with pytest.raises(OutputError, match="already holds converted tables"):
         convert(AOL, out, "aol")
     # with overwrite, the yandex results table must not survive next to AOL searches
     report = convert(AOL, out, "aol", overwrite=True)
@@ -33,7 +33,7 @@ def test_foreign_tables_in_outdir_are_an_error_even_with_force(tmp_path: Path) -
     out = tmp_path / "out"
     out.mkdir()
     (out / "clicks.csv").write_text("search_id,rank\n")
-    with pytest.raises(InputError, match="clicks.csv"):
+    with pytest.raises(OutputError, match="clicks.csv"):
         convert(AOL, out, "aol", overwrite=True)
     assert not (out / "searches.parquet").exists()
 

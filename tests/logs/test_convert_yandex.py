@@ -205,3 +205,15 @@ def test_online_metrics_on_converted_slice_match_raw_count(raw, converted) -> No
     assert row["click_mrr"] == pytest.approx(mrr, abs=1e-12)
     for name in ("session_success_rate", "mean_time_to_first_click_s", "reformulation_rate"):
         assert pd.isna(row[name]), name
+
+
+def test_byte_order_mark_and_crlf_change_nothing(tmp_path: Path, raw) -> None:
+    path = tmp_path / "bom.txt"
+    text = DATA.read_text(encoding="utf-8").replace("\n", "\r\n")
+    path.write_bytes("\ufeff".encode() + text.encode("utf-8"))
+    report = convert(path, tmp_path / "out", "yandex-wscd")
+    assert report.rows["searches"] == len(raw)
+    con = duckdb.connect()
+    first = con.execute("SELECT query, region FROM read_parquet($p) WHERE search_id = 'p000001'",
+                        {"p": str(tmp_path / "out" / "searches.parquet")}).fetchall()
+    assert first == [(raw[0][0], raw[0][1])]

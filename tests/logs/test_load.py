@@ -260,3 +260,52 @@ def test_readme_shows_the_real_summary(tiny_dir):
     summary = onlineeval.load_logs(tiny_dir).report.summary()
     expected = summary.replace(str(tiny_dir), "tests/data/logs/tiny")
     assert f"```text\n{expected}\n```" in readme
+
+
+# --- excluded rows reach Python users as a warning ------------------------------------------
+
+def _excluded_warnings(caught):
+    from onlineeval.errors import ExcludedRowsWarning
+
+    return [w for w in caught if issubclass(w.category, ExcludedRowsWarning)]
+
+
+def test_load_logs_warns_once_with_the_excluded_rows_by_table_and_reason(tiny_dir):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        onlineeval.load_logs(tiny_dir)
+    found = _excluded_warnings(caught)
+    assert len(found) == 1
+    text = str(found[0].message)
+    total = sum(TINY_EXCLUDED.values())
+    assert text.startswith(f"{tiny_dir}: {total} rows excluded from the clean views (")
+    for (table, reason), n in TINY_EXCLUDED.items():
+        assert f"{n} {reason}" in text.split(f"{table}: ", 1)[1].split(";")[0]
+    assert found[0].filename == __file__  # points at the caller's line
+
+
+def test_a_clean_log_and_strict_mode_do_not_warn(tiny_frames):
+    import warnings
+
+    frames = tiny_frames()
+    s = frames["searches"].dropna().drop_duplicates("search_id", keep=False)
+    c = pd.DataFrame({"search_id": s.search_id.iloc[:1], "rank": ["1"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        logs = onlineeval.load_logs(searches=s, clicks=c)
+        assert logs.report.excluded_total == 0
+        with pytest.raises(StrictModeError):
+            onlineeval.load_logs(searches=frames["searches"], clicks=c, strict=True)
+    assert _excluded_warnings(caught) == []
+
+
+@pytest.mark.parametrize("command", ["online", "positions", "abtest"])
+def test_the_cli_prints_the_exclusions_once(tiny_dir, capsys, command):
+    from onlineeval.cli import main
+
+    main([command, str(tiny_dir)])
+    err = capsys.readouterr().err
+    assert err.count("searches: 2 rows excluded (null_required)") == 1
+    assert "excluded from the clean views" not in err

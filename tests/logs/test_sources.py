@@ -15,48 +15,24 @@ from onlineeval.logs.sources import file_format
 TABLES = ("searches", "results", "clicks")
 
 
-def _write(frames, directory, fmt):
-    directory.mkdir(parents=True, exist_ok=True)
-    for t, df in frames.items():
-        if fmt == "csv":
-            df.to_csv(directory / f"{t}.csv", index=False)
-        elif fmt == "csv.gz":
-            with gzip.open(directory / f"{t}.csv.gz", "wt") as fh:
-                df.to_csv(fh, index=False)
-        elif fmt == "tsv":
-            df.to_csv(directory / f"{t}.tsv", index=False, sep="\t")
-        elif fmt == "parquet":
-            df.to_parquet(directory / f"{t}.parquet", index=False)
-        elif fmt == "jsonl":
-            df.to_json(directory / f"{t}.jsonl", orient="records", lines=True)
-        elif fmt == "parts":
-            # a folder of parts per table, plus the marker files Spark leaves behind
-            part_dir = directory / t
-            part_dir.mkdir()
-            half = len(df) // 2
-            df.iloc[:half].to_parquet(part_dir / "part-0.parquet", index=False)
-            df.iloc[half:].to_parquet(part_dir / "part-1.parquet", index=False)
-            (part_dir / "_SUCCESS").write_text("")
-        else:
-            raise AssertionError(fmt)
-
-
 def _snapshot(logs, rows):
     return ({t: rows(logs, t) for t in TABLES}, logs.report.rows_read, logs.report.excluded)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "csv.gz", "tsv", "parquet", "jsonl", "parts"])
-def test_every_format_gives_identical_views(tmp_path, tiny_dir, fmt, tiny_frames, rows):
+def test_every_format_gives_identical_views(tmp_path, tiny_dir, fmt, tiny_frames, rows,
+                                            write_frames):
     expected = _snapshot(onlineeval.load_logs(tiny_dir), rows)
-    _write(tiny_frames(), tmp_path / fmt, fmt)
+    write_frames(tiny_frames(), tmp_path / fmt, fmt)
     assert _snapshot(onlineeval.load_logs(tmp_path / fmt), rows) == expected
 
 
-def test_dataframes_and_single_paths_and_globs(tmp_path, tiny_dir, tiny_frames, rows):
+def test_dataframes_and_single_paths_and_globs(tmp_path, tiny_dir, tiny_frames, rows,
+                                               write_frames):
     expected = _snapshot(onlineeval.load_logs(tiny_dir), rows)
     frames = tiny_frames()
     assert _snapshot(onlineeval.load_logs(**frames), rows) == expected
-    _write(frames, tmp_path / "parts", "parts")
+    write_frames(frames, tmp_path / "parts", "parts")
     by_glob = onlineeval.load_logs(
         searches=str(tmp_path / "parts" / "searches" / "part-*.parquet"),
         results=tmp_path / "parts" / "results",
@@ -322,3 +298,84 @@ def test_csv_header_naming_a_column_twice_is_an_error(tmp_path, tiny_dir, header
         onlineeval.load_logs(searches=tmp_path / "searches.csv", clicks=tiny_dir / "clicks.csv")
     assert str(err.value).startswith(
         f"{tmp_path / 'searches.csv'}: the header of table 'searches' names column {named}")
+
+
+@pytest.mark.parametrize(("names", "named"), [
+    (["search_id", "user_id", "search_id"], "'search_id' twice;"),
+    (["search_id", "user_id", "Search_ID"], "'search_id' twice (as 'Search_ID');"),
+])
+def test_parquet_naming_a_column_twice_is_an_error(tmp_path, tiny_dir, names, named):
+    # Was: DuckDB renamed the second copy search_id_1 and the loader used the first silently.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "searches.parquet"
+    pq.write_table(pa.table([pa.array(["s1"]), pa.array(["u1"]), pa.array(["s9"])],
+                            names=names), path)
+    with pytest.raises(SchemaError) as err:
+        onlineeval.load_logs(searches=path, clicks=tiny_dir / "clicks.csv")
+    assert str(err.value) == (
+        f"{path}: the Parquet file names column {named} SQL cannot tell them apart (names "
+        "ignore case): rename or drop one")
+
+
+def test_parquet_with_a_column_named_like_a_renamed_copy_is_fine(tmp_path, tiny_dir):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "searches.parquet"
+    pq.write_table(pa.table({"search_id": ["s1"], "user_id": ["u1"], "search_id_1": ["x"],
+                             "meta": [{"search_id": 1, "search_id_1": 2}]}), path)
+    logs = onlineeval.load_logs(searches=path, clicks=tiny_dir / "clicks.csv")
+    assert logs.extra_columns() == ("search_id_1", "meta")
+
+
+# --- byte-order marks -------------------------------------------------------------------------
+
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz", "tsv", "jsonl", "jsonl.gz"])
+def test_a_byte_order_mark_and_crlf_lines_change_nothing(tmp_path, tiny_dir, tiny_frames, rows,
+                                                          fmt):
+    expected = _snapshot(onlineeval.load_logs(tiny_dir), rows)
+    for t, df in tiny_frames().items():
+        if fmt.startswith("jsonl"):
+            text = df.to_json(orient="records", lines=True)
+        else:
+            text = df.to_csv(index=False, sep="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        data = (BOM + text.replace("\n", "\r\n")).encode("utf-8")
+        path = tmp_path / f"{t}.{fmt}"
+        path.write_bytes(gzip.compress(data) if fmt.endswith(".gz") else data)
+    assert _snapshot(onlineeval.load_logs(tmp_path), rows) == expected
+
+
+def test_a_byte_order_mark_does_not_hide_a_header_naming_a_column_twice(tmp_path, tiny_dir):
+    # Was: the first name read as '\ufeffsearch_id', so the repeat went unnoticed and the
+    # second column was dropped silently.
+    path = tmp_path / "searches.csv"
+    path.write_text(f"{BOM}search_id,user_id,search_id\r\ns1,u1,s2\r\n", encoding="utf-8")
+    with pytest.raises(SchemaError, match="names column 'search_id' twice"):
+        onlineeval.load_logs(searches=path, clicks=tiny_dir / "clicks.csv")
+
+
+def test_a_byte_order_mark_does_not_hide_the_line_of_a_json_error(tmp_path, tiny_dir):
+    # Was: the first line did not start with '{', so no line was named.
+    path = tmp_path / "searches.jsonl"
+    path.write_text(f'{BOM}{{"search_id": "a", "user_id": "u"}}\n{{"search_id": "b",\n',
+                    encoding="utf-8")
+    with pytest.raises(LogFormatError) as err:
+        onlineeval.load_logs(searches=path, clicks=tiny_dir / "clicks.csv")
+    assert err.value.line == 2
+
+
+def test_a_byte_order_mark_in_a_later_part_is_dropped_too(tmp_path, tiny_dir, tiny_frames, rows):
+    expected = _snapshot(onlineeval.load_logs(tiny_dir), rows)
+    frames = tiny_frames()
+    for t, df in frames.items():
+        (tmp_path / t).mkdir()
+        half = len(df) // 2
+        (tmp_path / t / "part-0.csv").write_text(df.iloc[:half].to_csv(index=False))
+        (tmp_path / t / "part-1.csv").write_text(BOM + df.iloc[half:].to_csv(index=False),
+                                                 encoding="utf-8")
+    assert _snapshot(onlineeval.load_logs(tmp_path), rows) == expected

@@ -10,7 +10,7 @@ import pytest
 import pytrec_eval
 
 from onlineeval.cli import main
-from onlineeval.errors import InvalidParameterError
+from onlineeval.errors import InvalidParameterError, OutputError
 from onlineeval.simulate import Pair, simulate
 
 RANKERS = {"best": 0.3, "mid": 1.0, "worst": 2.5}
@@ -101,7 +101,7 @@ def test_logs_load_cleanly_and_counts_match_manifest(study) -> None:
 
 def test_refuses_to_overwrite_and_validates(study, tmp_path: Path) -> None:
     out, _ = study
-    with pytest.raises(InvalidParameterError, match="already holds a study"):
+    with pytest.raises(OutputError, match="already holds a study"):
         simulate(out, 42, **SMALL)
     with pytest.raises(InvalidParameterError, match="unknown ranker 'nope'"):
         simulate(tmp_path / "x", 1, rankers=RANKERS, pairs=(Pair("best", "nope"),))

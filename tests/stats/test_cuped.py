@@ -7,7 +7,7 @@ from scipy import stats as sps
 
 from onlineeval.stats.cuped import cuped_compare
 from onlineeval.stats.moments import Moments, ratio
-from onlineeval.stats.tests import compare
+from onlineeval.stats.tests import DELTA_T, WELCH_T, compare, delta_t
 
 
 def _mean_metric_arm(rng, n, effect, missing=0.0):
@@ -27,7 +27,8 @@ def test_mean_metric_equals_ols_with_pre_covariates(missing):
     c = _mean_metric_arm(rng, 600, 0.0, missing)
     t = _mean_metric_arm(rng, 600, 0.4, missing)
     res = cuped_compare(Moments.from_units(c), Moments.from_units(t), num=0, den=1, pre_num=2,
-                        pre_den=3, has_pre=4, welch=True)
+                        pre_den=3, has_pre=4, test=WELCH_T)
+    assert res.comparison.test == f"{WELCH_T} + CUPED" and bool(res.applied)
     both = np.vstack([c, t])
     treat = np.r_[np.zeros(len(c)), np.ones(len(t))]
     covs = [treat, both[:, 2]] + ([both[:, 4]] if missing else [])
@@ -90,7 +91,7 @@ def test_ratio_cuped_relative_interval_with_a_large_effect():
     mc = Moments.from_units(_ctr_population(rng, reps, n, 0.0))
     mt = Moments.from_units(_ctr_population(rng, reps, n, 0.15))
     res = cuped_compare(mc, mt, num=0, den=1, pre_num=2, pre_den=3, has_pre=4).comparison
-    se = (res.rel_ci_high - res.rel_ci_low) / (2 * sps.norm.isf(0.025))
+    se = (res.rel_ci_high - res.rel_ci_low) / (2 * sps.t.isf(0.025, res.df))
     assert res.rel_diff.mean() > 0.25
     assert np.mean(se) == pytest.approx(res.rel_diff.std(ddof=1), rel=0.05)
 
@@ -101,13 +102,34 @@ def test_no_pre_period_data_falls_back_to_plain_test():
     t = _ctr_population(rng, 1, 300, 0.05, missing=1.0)[0]
     res = cuped_compare(Moments.from_units(c), Moments.from_units(t), num=0, den=1,
                         pre_num=2, pre_den=3, has_pre=4)
-    plain = compare(ratio(Moments.from_units(c), 0, 1), ratio(Moments.from_units(t), 0, 1))
+    plain = delta_t(Moments.from_units(c), Moments.from_units(t), 0, 1)
     assert float(res.comparison.abs_diff) == pytest.approx(float(plain.abs_diff))
     assert float(res.comparison.p_value) == pytest.approx(float(plain.p_value))
+    assert float(res.comparison.df) == pytest.approx(float(plain.df))
     assert float(res.variance_reduction) == pytest.approx(0.0, abs=1e-12)
+    # and it says so: nothing could be adjusted for
+    assert not bool(res.applied)
+    assert res.comparison.test == f"{DELTA_T} + CUPED"
 
 
-def test_covariate_that_explains_everything_leaves_zero_variance_not_nan():
+def test_pre_period_without_variance_is_not_applied():
+    # every unit has pre-period data with the same pre-period CTR (0.5): neither covariate
+    # varies, so theta is 0 and the comparison is the plain test, flagged as not applied
+    rng = np.random.default_rng(24)
+    arms = []
+    for delta in (0.0, 0.05):
+        x = _ctr_population(rng, 1, 300, delta, missing=0.0)[0]
+        x[:, 3] = 2 * rng.integers(1, 5, 300)
+        x[:, 2] = x[:, 3] / 2
+        arms.append(Moments.from_units(x))
+    res = cuped_compare(*arms, num=0, den=1, pre_num=2, pre_den=3, has_pre=4)
+    plain = delta_t(*arms, 0, 1)
+    assert not bool(res.applied)
+    assert float(res.comparison.p_value) == pytest.approx(float(plain.p_value), rel=1e-9)
+    assert float(res.theta[0]) == 0.0 and float(res.theta[1]) == 0.0
+
+
+def test_covariate_that_explains_everything_leaves_zero_variance_undefined():
     # Audit: with the experiment-period metric an exact linear function of the pre-period one
     # (post = pre + effect per unit), the adjusted variance is 0 in exact arithmetic; the
     # rounding of V_RR - 2 theta V_CR + theta^2 V_CC could fall below 0 and turn the p-value
@@ -127,6 +149,9 @@ def test_covariate_that_explains_everything_leaves_zero_variance_not_nan():
         slope = np.polyfit(c[:, 2], c[:, 0], 1)[0]
         assert slope == pytest.approx(1.0) and res.theta[0] == pytest.approx(1.0)
         assert float(comp.abs_diff) == pytest.approx(0.25)
-        if not (np.isfinite(comp.p_value) and float(comp.abs_se) < 1e-6):
+        # the adjusted variance is exactly 0 in both arms: the test is undefined there (p
+        # and intervals nan by the zero-variance rule), never a rounding artefact
+        if not (float(comp.abs_se) == 0.0 and np.isnan(comp.p_value)
+                and np.isnan(comp.abs_ci_low)):
             failures.append((trial, float(comp.abs_se), float(comp.p_value)))
     assert not failures

@@ -20,12 +20,25 @@ def test_statistic_by_hand():
     assert not res.mismatch
 
 
-def test_unequal_expected_split_is_normalised():
-    res = srm_test({"control": 900, "treatment": 100}, {"control": 9, "treatment": 1})
+def test_unequal_expected_split():
+    res = srm_test({"control": 900, "treatment": 100}, {"control": 0.9, "treatment": 0.1})
     assert res.expected_shares == pytest.approx({"control": 0.9, "treatment": 0.1})
     assert res.statistic == pytest.approx(0.0)
     assert not res.mismatch
     assert srm_test({"control": 900, "treatment": 100}).mismatch
+    # thirds typed to three decimals sum to 0.999: accepted, rescaled to sum to 1
+    third = srm_test({"a": 100, "b": 100, "c": 100}, {"a": 0.333, "b": 0.333, "c": 0.333})
+    assert third.expected_shares == pytest.approx({"a": 1 / 3, "b": 1 / 3, "c": 1 / 3})
+
+
+@pytest.mark.parametrize("split", [{"control": 0.6, "treatment": 0.5},
+                                   {"control": 9, "treatment": 1},
+                                   {"control": 0.33, "treatment": 0.33}])
+def test_split_that_does_not_sum_to_one_is_refused(split):
+    # Issue 12: shares were silently rescaled, so a typo (0.6 / 0.5) changed the expected
+    # split the SRM check tests against without a word
+    with pytest.raises(InvalidParameterError, match="sum to 1; got control=.*sum "):
+        srm_test({"control": 500, "treatment": 500}, split)
 
 
 def test_bad_split():

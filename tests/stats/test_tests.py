@@ -1,5 +1,6 @@
 """Two-arm tests against independent implementations (statsmodels, scipy, enumeration)."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -9,7 +10,17 @@ from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.stats.moments import Moments, ratio
-from onlineeval.stats.tests import bootstrap, compare, mann_whitney, welch
+from onlineeval.stats.tests import (
+    BOOTSTRAP,
+    DELTA_T,
+    MANN_WHITNEY,
+    WELCH_T,
+    bootstrap,
+    compare,
+    delta_t,
+    mann_whitney,
+    welch,
+)
 
 
 def _arm(rng, n, p_shift=0.0):
@@ -80,7 +91,8 @@ def test_welch_matches_statsmodels_and_scipy():
     assert (res.abs_ci_low, res.abs_ci_high) == pytest.approx((lo, hi), rel=1e-9)
     sp = sps.ttest_ind(t[:, 0], c[:, 0], equal_var=False)
     assert res.p_value == pytest.approx(sp.pvalue, rel=1e-9)
-    assert res.test == "welch-t"
+    assert res.test == WELCH_T
+    assert float(res.df) == pytest.approx(df, rel=1e-10)
 
 
 def test_mann_whitney_matches_exact_enumeration():
@@ -98,7 +110,7 @@ def test_mann_whitney_matches_exact_enumeration():
     p_exact = min(1.0, 2 * min((us <= u_obs).mean(), (us >= u_obs).mean()))
     assert res.p_value == pytest.approx(p_exact, rel=1e-12)
     assert res.abs_diff == pytest.approx(t.mean() - c.mean())
-    assert np.isnan(res.abs_ci_low) and res.test == "mann-whitney-u"
+    assert np.isnan(res.abs_ci_low) and res.test == MANN_WHITNEY
 
 
 def test_bootstrap_is_seeded_and_agrees_with_delta_method():
@@ -106,7 +118,8 @@ def test_bootstrap_is_seeded_and_agrees_with_delta_method():
     c, t = _arm(rng, 1500), _arm(rng, 1500, 0.02)
     a = bootstrap((c[:, 0], c[:, 1]), (t[:, 0], t[:, 1]), reps=1000, seed=7)
     b = bootstrap((c[:, 0], c[:, 1]), (t[:, 0], t[:, 1]), reps=1000, seed=7)
-    assert a == b
+    np.testing.assert_equal(dataclasses.asdict(a), dataclasses.asdict(b))
+    assert a.test == BOOTSTRAP
     d = compare(ratio(Moments.from_units(c), 0, 1), ratio(Moments.from_units(t), 0, 1))
     assert a.abs_diff == pytest.approx(float(d.abs_diff), rel=1e-12)
     # the bootstrap standard error estimates the delta-method one (1000 reps: ~5% noise)
@@ -142,19 +155,107 @@ def test_zero_control_value_gives_nan_relative_difference():
         assert np.isnan(v)
 
 
-def test_welch_constant_arms_with_different_values_is_p_zero_like_scipy():
-    # Audit: with zero variance in both arms the Welch-Satterthwaite df is 0/0, which made the
-    # p-value nan although the difference is nonzero; the documented rule (and scipy's
-    # ttest_ind(equal_var=False), and our delta z) give p = 0 and a degenerate interval.
+def test_zero_variance_in_both_arms_is_undefined_not_p_zero():
+    # Issue 12: with every unit of each arm at the same value, the estimated variances are
+    # 0 and scipy's ttest_ind(equal_var=False) says p = 0 with a zero-width interval; a
+    # variance estimated as 0 from 3 and 4 units is no proof of certainty, so the test is
+    # undefined there (p and intervals nan), whatever the difference.
     c = np.ones((3, 1))
     t = np.full((4, 1), 2.0)
     res = welch(Moments.from_units(c), Moments.from_units(t), 0)
     with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
-        assert sps.ttest_ind(t[:, 0], c[:, 0], equal_var=False).pvalue == 0.0
-    assert res.p_value == 0.0
-    assert (res.abs_ci_low, res.abs_ci_high) == (1.0, 1.0)
+        assert sps.ttest_ind(t[:, 0], c[:, 0], equal_var=False).pvalue == 0.0  # scipy's p
+    assert res.abs_diff == 1.0 and res.abs_se == 0.0
+    for v in (res.p_value, res.abs_ci_low, res.abs_ci_high, res.rel_ci_low, res.rel_ci_high,
+              res.df):
+        assert np.isnan(v)
+    assert res.rel_diff == pytest.approx(1.0)
     same = welch(Moments.from_units(c), Moments.from_units(c), 0)
     assert np.isnan(same.p_value)  # zero difference and zero variance: nothing to test
+    # the bootstrap's resamples then have no spread at all: undefined too, not p = 2/(B+1)
+    b = bootstrap((c[:, 0], np.ones(3)), (t[:, 0], np.ones(4)), reps=200)
+    assert b.abs_diff == 1.0
+    assert np.isnan(b.p_value) and np.isnan(b.abs_ci_low) and np.isnan(b.abs_ci_high)
+
+
+def test_one_zero_variance_arm_keeps_a_defined_test_on_the_other_arm():
+    # control constant, treatment varies: Welch-Satterthwaite gives the treatment's n - 1
+    # degrees of freedom and the test is the one-sample t of treatment against the control
+    # value (scipy's one-sample test, computed independently)
+    c = np.zeros((40, 1))
+    t = np.array([0.0, 1, 0, 2, 1, 0, 0, 3, 1, 0])[:, None]
+    res = welch(Moments.from_units(c), Moments.from_units(t), 0)
+    one = sps.ttest_1samp(t[:, 0], 0.0)
+    assert float(res.df) == pytest.approx(len(t) - 1)
+    assert res.p_value == pytest.approx(one.pvalue, rel=1e-10)
+    assert res.abs_ci_low < res.abs_diff < res.abs_ci_high
+
+
+def _lin_plus_value(v):
+    """R + (x - R y) / mean(y) per unit: mean R, sample variance that of the linearisation."""
+    r = v[:, 0].sum() / v[:, 1].sum()
+    return r + (v[:, 0] - r * v[:, 1]) / v[:, 1].mean()
+
+
+def test_small_sample_ratio_t_matches_an_independent_delta_method_welch_computation():
+    # Issue 12: two users per arm, CTR 0.2 and 0.4 in control, 0.6 and 0.8 in treatment (10
+    # searches each). The delta-method z said p = 0.0047, "significant"; with the t
+    # reference and Welch-Satterthwaite df (here 2) the p-value is 0.106.
+    c = np.array([[2.0, 10], [4, 10]])
+    t = np.array([[6.0, 10], [8, 10]])
+    mc, mt = Moments.from_units(c), Moments.from_units(t)
+    res = delta_t(mc, mt, 0, 1)
+    z = compare(ratio(mc, 0, 1), ratio(mt, 0, 1))
+    assert z.p_value == pytest.approx(0.00468, abs=1e-5)  # the old, overclaiming number
+    # independent: scipy's Welch test on the per-unit linearised values, whose means are the
+    # arms' ratios and whose sample variances give the delta-method variances
+    w = sps.ttest_ind(_lin_plus_value(t), _lin_plus_value(c), equal_var=False)
+    assert res.p_value == pytest.approx(w.pvalue, rel=1e-10)
+    assert res.p_value == pytest.approx(0.1056, abs=5e-4)
+    assert float(res.df) == pytest.approx(w.df, rel=1e-10)
+    ci = w.confidence_interval(0.95)
+    assert (res.abs_ci_low, res.abs_ci_high) == pytest.approx((ci.low, ci.high), rel=1e-10)
+    assert res.test == DELTA_T
+
+
+def test_ratio_t_with_unequal_units_and_units_without_denominator():
+    # arms of 7 and 12 users; in control 3 users have no search with a known reciprocal
+    # rank (y = 0, so x = 0): they carry no information about the spread and add no degree
+    # of freedom. Independent computation: the delta-method variance by the textbook
+    # formula on the raw sums, Satterthwaite df by hand with the units that have data.
+    rng = np.random.default_rng(5)
+    y_c = np.r_[rng.integers(1, 6, 4), np.zeros(3)].astype(float)
+    y_t = rng.integers(1, 6, 12).astype(float)
+    c = np.column_stack([rng.uniform(0, 1, 7) * y_c, y_c])
+    t = np.column_stack([rng.uniform(0.2, 1, 12) * y_t, y_t])
+    res = delta_t(Moments.from_units(c), Moments.from_units(t), 0, 1, units_c=4, units_t=12)
+
+    def var(v):
+        n, x, y = len(v), v[:, 0], v[:, 1]
+        r = x.sum() / y.sum()
+        return np.sum((x - r * y) ** 2) / (n - 1) / (n * y.mean() ** 2), r
+
+    (vc, rc), (vt, rt) = var(c), var(t)
+    df = (vc + vt) ** 2 / (vc ** 2 / 3 + vt ** 2 / 11)
+    p = 2 * sps.t.sf(abs(rt - rc) / np.sqrt(vc + vt), df)
+    assert float(res.df) == pytest.approx(df, rel=1e-10)
+    assert res.p_value == pytest.approx(p, rel=1e-9)
+
+
+def test_large_sample_ratio_t_tends_to_the_z_test():
+    # with thousands of units the t reference is the normal one: p-values and intervals of
+    # the delta-method t agree with statsmodels' z-test on the linearised values
+    rng = np.random.default_rng(14)
+    c, t = _arm(rng, 6000), _arm(rng, 5500, 0.01)
+    res = delta_t(Moments.from_units(c), Moments.from_units(t), 0, 1)
+    cm = CompareMeans(DescrStatsW(_lin_plus_value(t)), DescrStatsW(_lin_plus_value(c)))
+    _, p = cm.ztest_ind(usevar="unequal")
+    lo, hi = cm.zconfint_diff(alpha=0.05, usevar="unequal")
+    assert float(res.df) > 10_000
+    assert res.p_value == pytest.approx(p, rel=3e-3)
+    # same centre, widths within t_{df} / z - 1 (about 1.1e-4 at this df)
+    assert res.abs_ci_high - res.abs_ci_low == pytest.approx(hi - lo, rel=2e-4)
+    assert res.abs_ci_high + res.abs_ci_low == pytest.approx(hi + lo, rel=1e-12)
 
 
 def test_bootstrap_undefined_arm_gives_nan_p_not_a_tiny_one():
@@ -188,14 +289,15 @@ def test_bootstrap_p_value_counts_only_resamples_where_the_metric_is_defined():
 
 def test_constant_ratio_arms_give_the_documented_zero_variance_results():
     # every unit's ratio is 0.1 in control and 0.3 in treatment: zero variance in both arms,
-    # so a nonzero difference has p = 0 (and a degenerate interval), and equal arms p = nan
+    # so the test is undefined (nan p and intervals, se 0), with equal arms too
     y = np.array([1.0, 2, 3, 4, 7])
     c = Moments.from_units(np.column_stack([0.1 * y, y]))
     t = Moments.from_units(np.column_stack([0.3 * y, y]))
-    res = compare(ratio(c, 0, 1), ratio(t, 0, 1))
-    assert res.abs_se == 0.0 and res.p_value == 0.0
-    assert res.abs_ci_low == res.abs_ci_high == pytest.approx(0.2)
-    assert np.isnan(compare(ratio(c, 0, 1), ratio(c, 0, 1)).p_value)
+    for res in (compare(ratio(c, 0, 1), ratio(t, 0, 1)), delta_t(c, t, 0, 1)):
+        assert res.abs_se == 0.0 and np.isnan(res.p_value)
+        assert np.isnan(res.abs_ci_low) and np.isnan(res.abs_ci_high)
+        assert res.abs_diff == pytest.approx(0.2)
+    assert np.isnan(delta_t(c, c, 0, 1).p_value)
 
 
 def test_bootstrap_with_a_single_unit_arm_is_undefined_like_the_delta_method():

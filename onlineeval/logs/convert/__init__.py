@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onlineeval.errors import InputError
+from onlineeval.atomic import Output
+from onlineeval.errors import InputError, OutputError
 from onlineeval.logs.convert import aol, yandex_wscd
 from onlineeval.logs.convert.parquet import TABLE_NAMES, LogTables, TableWriter, write_logs
 from onlineeval.progress import Progress
@@ -42,6 +43,9 @@ class Format:
     run: Callable[..., dict[str, int]]
     notes: str = ""
 
+
+#: the files a conversion writes (and, with overwrite, replaces)
+_OUTPUT_NAMES = tuple(f"{t}.parquet" for t in TABLE_NAMES)
 
 FORMATS: Registry[Format] = Registry("log format")
 FORMATS.register("aol", Format("aol", aol.DESCRIPTION, aol.COLUMNS, aol.convert, aol.NOTES))
@@ -92,30 +96,30 @@ def input_files(path: str | Path) -> list[Path]:
     return [p]
 
 
-def _check_outdir(outdir: Path, overwrite: bool) -> list[Path]:
-    """Tables already in ``outdir``: an error unless ``overwrite``; then the ones to remove."""
+def _check_outdir(outdir: Path, overwrite: bool) -> None:
+    """Tables already in ``outdir`` are an error unless ``overwrite`` and converted earlier
+    (``.parquet`` tables); tables in another form would be read together with the new ones."""
     if not outdir.exists():
-        return []
+        return
     if not outdir.is_dir():
-        raise InputError(f"{outdir}: the output path exists and is not a directory")
+        raise OutputError(f"{outdir} is a file; expected a directory for the output")
     found = sorted(p for t in TABLE_NAMES for p in outdir.glob(f"{t}.*"))
     found += sorted(p for t in TABLE_NAMES if (p := outdir / t).is_dir())
     if not found:
-        return []
-    ours = [p for p in found if p.name in {f"{t}.parquet" for t in TABLE_NAMES}]
+        return
+    ours = [p for p in found if p.name in _OUTPUT_NAMES]
     others = [p for p in found if p not in ours]
     if others:
-        raise InputError(
+        raise OutputError(
             f"{outdir} already holds log tables that the converter does not write "
             f"({', '.join(p.name for p in others)}); a loader reading the directory would mix "
             "them with the converted ones. Choose an empty output directory."
         )
     if not overwrite:
-        raise InputError(
+        raise OutputError(
             f"{outdir} already holds converted tables ({', '.join(p.name for p in ours)}); "
             "pass overwrite=True (CLI: --force) to replace them, or choose another directory"
         )
-    return ours
 
 
 def convert(input: str | Path, outdir: str | Path, format: str,  # noqa: A002
@@ -123,29 +127,33 @@ def convert(input: str | Path, outdir: str | Path, format: str,  # noqa: A002
     """Convert a log in ``format`` (see :data:`FORMATS`) to canonical Parquet in ``outdir``.
 
     ``outdir`` must not already hold ``searches``/``results``/``clicks`` tables unless
-    ``overwrite`` (then the old ``.parquet`` tables are replaced, including a ``results``
-    table this format does not write). An input without a single record is an error.
+    ``overwrite``. The tables are built in a temporary directory next to ``outdir`` and moved
+    into it only when all are complete (:class:`onlineeval.atomic.Output`); only then are
+    the old ``.parquet`` tables replaced, including a ``results`` table this format does not
+    write (it would be read with the new tables). Other files in ``outdir`` stay. An input
+    without a single record is an error.
     """
     fmt = FORMATS.get(format)
     files = input_files(input)
-    outdir = Path(outdir)
-    stale = _check_outdir(outdir, overwrite)
+    shown = Path(outdir)
+    _check_outdir(shown, overwrite)
     # a big log takes minutes: count pages on a terminal (silent otherwise)
-    with Progress(f"converting {fmt.name}: pages") as bar, \
+    with Output(inputs=[input, *files]) as out, \
+            Progress(f"converting {fmt.name}: pages") as bar, \
             TableWriter(fmt.columns, chunk_rows=chunk_rows, progress=bar) as writer:
+        stage = out.directory(shown, overwrite=overwrite, replaces=_OUTPUT_NAMES)
         counts = fmt.run(files, writer)
         if writer.counts["searches"] == 0:
             raise InputError(
                 f"found no {fmt.name} records in {', '.join(map(str, files))}; expected "
                 f"{fmt.description}"
             )
-        for path in stale:
-            path.unlink()
-        written = writer.finish(outdir, skip_empty=("results",))
+        written = writer.finish(stage, skip_empty=("results",))
         rows = dict(writer.counts)
     return ConvertReport(
-        format=fmt.name, inputs=[str(f) for f in files], outdir=str(outdir), rows=rows,
-        counts=counts, files={t: str(p) for t, p in written.items()}, notes=fmt.notes,
+        format=fmt.name, inputs=[str(f) for f in files], outdir=str(shown), rows=rows,
+        counts=counts, files={t: str(shown / p.name) for t, p in written.items()},
+        notes=fmt.notes,
     )
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from onlineeval import queries
+from onlineeval.atomic import temp_path
 from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident
 
@@ -121,10 +123,10 @@ class TableWriter:
             self._created.add(table)
 
     def finish(self, outdir: str | Path, skip_empty: tuple[str, ...] = ()) -> dict[str, Path]:
-        """Write ``<table>.parquet`` for every table into ``outdir``; tables named in
+        """Write ``<table>.parquet`` for every table into ``outdir`` (each under a temporary
+        name until complete, :func:`onlineeval.atomic.temp_path`); tables named in
         ``skip_empty`` are not written when they have no rows. Returns the written paths."""
         outdir = Path(outdir)
-        outdir.mkdir(parents=True, exist_ok=True)
         written: dict[str, Path] = {}
         for table, cols in self.columns.items():
             self._flush(table)
@@ -134,19 +136,18 @@ class TableWriter:
                 empty = pd.DataFrame({c: pd.Series([], dtype="string") for c in cols})
                 self._insert(table, empty)
             rel = self.con.table(table)
-            total = self.con.execute(f"SELECT count(*) FROM {_quote(table)}").fetchall()[0][0]
+            q = queries.load("logs/column_counts")
+            *counts, total = self.con.execute(
+                q.render(table=[table], columns=[str(c) for c in cols])).fetchall()[0]
             keep = cols
             if total:
                 # a column that is entirely null is absent from the source: leave it out
-                counts = self.con.execute(
-                    "SELECT " + ", ".join(f"count({_quote(c)})" for c in cols)
-                    + f" FROM {_quote(table)}"
-                ).fetchall()[0]
                 keep = [c for c, n in zip(cols, counts, strict=True) if n > 0]
             path = outdir / f"{table}.parquet"
-            rel.project(", ".join(_quote(c) for c in keep)).write_parquet(
-                str(path), compression="zstd"
-            )
+            with temp_path(path) as tmp:
+                rel.project(", ".join(_quote(c) for c in keep)).write_parquet(
+                    str(tmp), compression="zstd"
+                )
             written[table] = path
         return written
 

@@ -41,7 +41,7 @@ grades fit, see :func:`rel_dtype`)
 
 Modules (each one job)
     :mod:`~.ranked`          the :class:`Ranked` structure and its per-row helpers
-    :mod:`~.prepare`         ``prepare``: the steps below, in order
+    :mod:`~.preparation`     ``prepare``: the steps below, in order
     :mod:`~.judgments`       the qrels encoded: queries in byte order, grade counts
     :mod:`~.run_codes`       the run encoded against the judged queries
     :mod:`~.string_codes`    codes, byte-order ranks and lookups of string columns
@@ -52,7 +52,7 @@ Modules (each one job)
     :mod:`~.query_overlap`   the error and warnings when the two sides' queries differ
 """
 
-from onlineeval.offline.ranking.prepare import prepare
+from onlineeval.offline.ranking.preparation import prepare
 from onlineeval.offline.ranking.query_overlap import (
     NoSharedQueriesWarning,
     QueryMismatchWarning,

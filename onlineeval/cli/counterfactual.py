@@ -1,0 +1,57 @@
+"""``onlineeval counterfactual LOGS --run candidate.run``: clicks@k of a ranking never shown."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from onlineeval.cli._output import add_format_argument, emit
+
+NAME = "counterfactual"
+HELP = ("estimate a candidate ranking's clicks@k from the logs of the ranker that was shown "
+        "(position-based IPS, CI clustered by user, effective sample size, clipping)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    parser.add_argument("--run", required=True, metavar="FILE",
+                        help="the candidate ranking as a TREC run; its qids must be values of "
+                        "--query-column")
+    parser.add_argument("--metric", default="clicks@10",
+                        help="clicks@K: expected clicks per page in the candidate's top K "
+                        "(default clicks@10)")
+    parser.add_argument("--propensities", default="pbm", metavar="pbm|harvested|FILE",
+                        help="examination per rank: a PBM fitted on the log (default), "
+                        "intervention harvesting on the log, or a CSV file rank,propensity")
+    parser.add_argument("--estimator", default="ips", choices=("ips",),
+                        help="ips (inverse propensity scoring; the only one implemented)")
+    parser.add_argument("--clip", type=float, default=None, metavar="M",
+                        help="cap the weights p_c/p_l at M (default: no cap)")
+    parser.add_argument("--query-column", default="query", metavar="COL",
+                        help="searches column matching the run's qids (default query)")
+    parser.add_argument("--unit", default="user_id", metavar="COL",
+                        help="randomization unit the CI clusters on (default user_id)")
+    parser.add_argument("--max-rank", type=int, default=10, metavar="N",
+                        help="logged ranks read (default 10)")
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="confidence of the interval (default 0.95)")
+    parser.add_argument("--strict", action="store_true",
+                        help="fail instead of excluding bad log rows")
+    add_format_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from onlineeval.counterfactual import evaluate
+    from onlineeval.logs import load_logs
+
+    logs = load_logs(args.logs, strict=args.strict)
+    print(logs.report.summary(), file=sys.stderr)
+    res = evaluate(logs, args.run, metric=args.metric, propensities=args.propensities,
+                   estimator=args.estimator, clip=args.clip, query=args.query_column,
+                   unit=args.unit, max_rank=args.max_rank, confidence=args.confidence)
+    print(f"propensities: {res.propensity_source}: "
+          + ", ".join(f"{r}:{p:.4f}" for r, p in zip(res.propensities["rank"],
+                                                     res.propensities["propensity"],
+                                                     strict=True)), file=sys.stderr)
+    emit(res.summary(), args.format)
+    return 0
