@@ -45,8 +45,8 @@ Modules (each one job)
     :mod:`~.judgments`       the qrels encoded: queries in byte order, grade counts
     :mod:`~.run_codes`       the run encoded against the judged queries
     :mod:`~.string_codes`    codes, byte-order ranks and lookups of string columns
-    :mod:`~.block_sort`      ranking of the usual layout (one block per query)
-    :mod:`~.relevance_table` the (query, judged docno) table the block sort reads
+    :mod:`~.docno_keys`      hashed docno keys, exact comparison and ranks of chosen rows
+    :mod:`~.grouped_sort`    ranking and relevance of the usual layout (one block per query)
     :mod:`~.general_sort`    ranking of any other layout; the duplicate-document error
     :mod:`~.layout`          -M, -c, duplicate judgments, the final CSR layout
     :mod:`~.query_overlap`   the error and warnings when the two sides' queries differ

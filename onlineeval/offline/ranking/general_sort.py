@@ -21,11 +21,13 @@ from onlineeval.offline.ranking.run_codes import RunCodes
 
 def rank_rows(run: RunCodes, judgments: Judgments, options: Options) -> RunOrder:
     """Relevance and rank order of every run row; an InputError for a duplicate document."""
-    qi = run.query_of_code[run.query_code]
-    drank = run.rank_of_code()[run.docno_code]
-    run.free_rows()
+    qi = run.query_index()
+    dcode, duniq, drank_u = run.docno_codes()
+    n_d = max(len(drank_u), 1)
+    drank = drank_u.astype(np.int32 if n_d < 2**31 else np.int64)[dcode]
+    del dcode
     score = run.score
-    n_q, n_d = judgments.n_queries, run.n_docnos
+    n_q = judgments.n_queries
     # ---- relevance of each run row: join on packed (query, docno) keys
     rkey = qi.astype(np.int64) * n_d + drank
     by_key = _key_order(qi, drank)
@@ -33,9 +35,10 @@ def rank_rows(run: RunCodes, judgments: Judgments, options: Options) -> RunOrder
         by_key = np.argsort(rkey, kind="stable")
     rsorted = rkey[by_key]
     del rkey
-    qd = sc.lookup(judgments.docnos, run.docnos)[judgments.docno_code]
+    jcode, juniq = judgments.docno_codes()
+    qd = sc.lookup(juniq, duniq)[jcode]
     has = qd >= 0
-    qkey = judgments.query[has].astype(np.int64) * n_d + run.docno_rank[qd[has]]
+    qkey = judgments.query[has].astype(np.int64) * n_d + drank_u[qd[has]]
     grade = judgments.grade[has]
     rel = np.full(len(rsorted), NONPOOL, dtype=np.int64)
     if len(rsorted) and len(qkey):
@@ -53,7 +56,6 @@ def rank_rows(run: RunCodes, judgments: Judgments, options: Options) -> RunOrder
     del by_key
     counts = np.bincount(qi, minlength=n_q).astype(np.int64)
     score, rel = score[order], rel[order]
-    drank_sorted = drank[order] if options.keep_docnos else None
     starts = np.concatenate(([0], np.cumsum(counts)))[:-1]
     pos = np.arange(len(order), dtype=np.int64) - np.repeat(starts, counts)
 
@@ -68,16 +70,14 @@ def rank_rows(run: RunCodes, judgments: Judgments, options: Options) -> RunOrder
         if bad.any():
             row = a[bad][0]
             count = int(np.count_nonzero((drank == drank[row]) & (qi == qi[row])))
-            uniq_index = int(np.argsort(run.docno_rank)[drank[row]])
-            docno_text = str(sc.to_object(sc.take_index(run.docnos, uniq_index))[0])
+            docno_text = sc.item(run.docno, int(row))
             raise InputError(
                 f"{run.name}: document {docno_text!r} is listed {count} times for query "
                 f"{judgments.qids[qi[row]]!r}; trec_eval stops with 'duplicate docs' on such "
                 f"a run. Keep one line per (qid, docno), e.g. the one with the highest score."
             )
-    del order
     gmax = int(judgments.grade.max()) if len(judgments.grade) else 0
-    return RunOrder(rel.astype(rel_dtype(gmax), copy=False), score, counts, drank_sorted, pos)
+    return RunOrder(rel.astype(rel_dtype(gmax), copy=False), score, counts, order, pos)
 
 
 def _key_order(qi: np.ndarray, drank: np.ndarray) -> np.ndarray | None:

@@ -32,7 +32,7 @@ class RunOrder:
     rel: np.ndarray                  # rel code of each row (Ranked.rel's type)
     score: Any                       # float64 score of each row, or a callable giving them
     counts: np.ndarray               # int64[Q]: rows per judged query (0: not in the run)
-    docno_rank: np.ndarray | None    # byte-order rank of each row's docno (keep_docnos)
+    rows: np.ndarray                 # the run row (RunCodes order) of each ranked row
     pos: np.ndarray | None           # 0-based rank within the query (when -M needs it)
 
 
@@ -49,7 +49,7 @@ def finish(judgments: Judgments, run: RunCodes, order: RunOrder, options: Option
     max_results, complete = options.max_results, options.complete
     docno = None
     if options.keep_docnos:
-        docno = sc.to_object(run.docnos)[np.argsort(run.docno_rank)][order.docno_rank]
+        docno = sc.to_object(sc.take(run.docno, order.rows))
     if callable(score) and (max_results is not None or complete):
         score = score()
     # a query is in the run if it has lines there, even when -M 0 keeps none of them
@@ -93,7 +93,7 @@ def finish(judgments: Judgments, run: RunCodes, order: RunOrder, options: Option
 
 def _refuse_duplicate_judgments(judgments: Judgments, evaluated: np.ndarray) -> None:
     """An InputError when a query that is evaluated has a docno judged twice (trec_eval)."""
-    dup_rows = judgments.duplicate_rows()
+    dup_rows = judgments.duplicate_rows
     if dup_rows is None:
         return
     query = judgments.query
@@ -102,9 +102,9 @@ def _refuse_duplicate_judgments(judgments: Judgments, evaluated: np.ndarray) -> 
         return
     row = int(bad[0])
     same = bad[query[bad] == query[row]]
-    code = judgments.docno_code
-    count = int(np.count_nonzero(code[same] == code[row]))
-    docno_text = sc.item(judgments.docnos, int(code[row]))
+    texts = sc.to_object(sc.take(judgments.docno, same))
+    docno_text = sc.item(judgments.docno, row)
+    count = int(np.count_nonzero(texts == docno_text))
     raise InputError(
         f"{judgments.name}: document {docno_text!r} is judged {count} times for query "
         f"{str(judgments.qids[query[row]])!r}; trec_eval refuses duplicate judgments too. "

@@ -2,8 +2,8 @@
 
 The steps, each in its own module: read (:mod:`onlineeval.offline.reading`), encode the
 judgments (:mod:`~.judgments`) and the run (:mod:`~.run_codes`), rank the run and look up each
-row's relevance — by blocks for the usual layout (:mod:`~.block_sort`), else by a general
-sort (:mod:`~.general_sort`) — and lay out the result (:mod:`~.layout`). After reading
+row's relevance — by query blocks for the usual layout (:mod:`~.grouped_sort`), else by a
+general sort (:mod:`~.general_sort`) — and lay out the result (:mod:`~.layout`). After reading
 everything is integer work on numpy arrays; no Python loop runs per query or per document.
 Peak memory is about 0.8–1.0 GB for 10M run lines (end to end, reading included;
 bench/offline_bench.py).
@@ -15,7 +15,7 @@ from typing import Any
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.offline.hugepages import no_hugepage_advice
-from onlineeval.offline.ranking import block_sort, general_sort
+from onlineeval.offline.ranking import general_sort, grouped_sort
 from onlineeval.offline.ranking.judgments import encode_judgments
 from onlineeval.offline.ranking.layout import Options, finish
 from onlineeval.offline.ranking.ranked import Ranked
@@ -77,8 +77,7 @@ def prepare_columns(q: Columns, r: Columns, options: Options) -> Ranked:
     del q
     run = encode_run(r, judgments)
     del r
-    order = block_sort.rank_blocks(run, judgments, options)
+    order = grouped_sort.rank_groups(run, judgments, options)
     if order is None:
         order = general_sort.rank_rows(run, judgments, options)
-    run.free_rows()
     return finish(judgments, run, order, options)

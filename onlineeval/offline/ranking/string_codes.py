@@ -3,8 +3,9 @@
 The engine never compares strings row by row: a column becomes (codes, distinct values), the
 distinct values get their rank in byte order (trec_eval's ``strcmp`` order; pyarrow sorts
 strings by their UTF-8 bytes) and lookups between two columns are made on distinct values.
-A column is a pyarrow array (possibly a dictionary array or chunked) or a numpy object array of
-str (the line scanner's and the DataFrame path's), converted once on use.
+A column is a pyarrow array (possibly a dictionary array or chunked), a numpy object array of
+str (the line scanner's and the DataFrame path's) or a :class:`TextList` (a dict's keys),
+converted to arrow once on use.
 """
 
 from __future__ import annotations
@@ -15,14 +16,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from onlineeval.offline.arrow_arrays import arrow_index_to_numpy, arrow_to_numpy
+from onlineeval.offline.arrow_arrays import arrow_index_to_numpy, arrow_to_numpy, numpy_to_arrow
+from onlineeval.offline.reading.columns import TextList
 
 __all__ = ["as_arrow", "byte_rank", "encode", "item", "lookup", "lookup_map", "take",
-           "take_index", "to_object"]
+           "to_object"]
 
 
 def as_arrow(col: Any) -> Any:
     """``col`` as a pyarrow array (one chunk unwrapped; other chunked arrays kept)."""
+    if isinstance(col, TextList):
+        return col.to_arrow()
     if isinstance(col, pa.ChunkedArray) and col.num_chunks == 1:
         return col.chunk(0)
     if isinstance(col, pa.ChunkedArray | pa.Array):
@@ -76,21 +80,28 @@ def lookup_map(col: Any, uniq: Any, values: np.ndarray) -> np.ndarray:
     return np.where(idx >= 0, values[np.maximum(idx, 0)], -1).astype(small)
 
 
-def take(col: Any, mask: np.ndarray) -> Any:
-    """The rows of ``col`` where ``mask`` holds."""
-    return as_arrow(col).filter(pa.array(mask))
-
-
-def take_index(col: Any, i: int) -> Any:
-    """Row ``i`` of ``col``, as a one-row array."""
-    return as_arrow(col).take(pa.array([int(i)]))
+def take(col: Any, rows: np.ndarray) -> Any:
+    """The given rows (an integer array, or a boolean mask) of ``col``."""
+    rows = np.asarray(rows)
+    if rows.dtype == bool:
+        rows = np.flatnonzero(rows)
+    if isinstance(col, TextList):
+        values = col.values
+        return TextList([values[i] for i in rows.tolist()])
+    return as_arrow(col).take(numpy_to_arrow(rows.astype(np.int64, copy=False)))
 
 
 def to_object(col: Any) -> np.ndarray:
     """``col`` as a numpy object array of str."""
+    if isinstance(col, TextList):
+        out = np.empty(len(col), dtype=object)
+        out[:] = col.values
+        return out
     return np.asarray(as_arrow(col).to_pylist(), dtype=object)
 
 
 def item(col: Any, i: int) -> str:
     """Row ``i`` of ``col`` as str (a chunked array indexes globally)."""
+    if isinstance(col, TextList):
+        return col.values[i]
     return str(as_arrow(col)[i].as_py())

@@ -62,6 +62,9 @@ def read_regular(path: Path, kind: str, full: bool = False) -> Any:
     keep = [n for n in names if n in types]
     if not full:
         keep = ["qid", "docno", value_name]
+    else:
+        # pandas keeps text in large_string arrays: read them so, and the frame shares them
+        types = {n: pa.large_string() if t == pa.string() else t for n, t in types.items()}
     try:
         table = pcsv.read_csv(
             path,
@@ -84,7 +87,7 @@ def read_regular(path: Path, kind: str, full: bool = False) -> Any:
     text_cols = [n for n in keep if n != value_name]
     columns = [table.column(n) for n in text_cols]
     *encodings, regular = _parallel(
-        [functools.partial(_encode_checked, c, n == "qid")
+        [functools.partial(_checked_text, c, n, encode=not full)
          for n, c in zip(text_cols, columns, strict=True)]
         + [functools.partial(byte_check.regular_bytes, path, delim, kind == "qrels")]
     )
@@ -116,17 +119,41 @@ def _parallel(tasks: list[Callable[[], Any]]) -> list[Any]:
         return [f.result() for f in futures]
 
 
-def _encode_checked(col: Any, is_qid: bool) -> Any:
-    """Dictionary array of a text column, or None if a value needs the line scanner."""
-    enc = dictionary_encode(col)
-    uniq = enc.dictionary
-    # a qid starting with '#' (comment rules) or U+FEFF (a byte-order mark pyarrow kept,
-    # e.g. mid-file): the scanner decides
-    if (is_qid and (pc.any(pc.starts_with(uniq, "#")).as_py()
-                    or pc.any(pc.starts_with(uniq, BOM)).as_py())
-            or len(uniq) and pc.min(pc.binary_length(uniq)).as_py() == 0):
+def _checked_text(col: Any, name: str, encode: bool) -> Any:
+    """A text column as the engine keeps it, or None if a value needs the line scanner.
+
+    qids are dictionary encoded (through their runs of equal neighbours: cheap) and checked
+    on their distinct values. Other columns are dictionary encoded when ``encode`` and the
+    first rows repeat their values (the engine then works on the distinct values);
+    mostly distinct docnos, as in real collections, stay plain text: hashing every one for a
+    dictionary would cost more than the engine's own keys (ranking.docno_keys).
+    """
+    if name == "qid":
+        enc = dictionary_encode(col)
+        uniq = enc.dictionary
+        # a qid starting with '#' (comment rules) or U+FEFF (a byte-order mark pyarrow kept,
+        # e.g. mid-file): the scanner decides
+        if (pc.any(pc.starts_with(uniq, "#")).as_py() or pc.any(pc.starts_with(uniq, BOM)).as_py()
+                or _has_empty(uniq)):
+            return None
+        return enc
+    if _has_empty(col):
         return None
-    return enc
+    if encode and _few_distinct(col):
+        return dictionary_encode(col)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) and col.num_chunks == 1 \
+        else col
+
+
+def _has_empty(col: Any) -> bool:
+    return len(col) > 0 and pc.min(pc.binary_length(col)).as_py() == 0
+
+
+def _few_distinct(col: Any) -> bool:
+    """Whether the first rows of ``col`` repeat their values (under half distinct)."""
+    first = col.chunk(0) if isinstance(col, pa.ChunkedArray) and col.num_chunks else col
+    sample = first.slice(0, 1 << 16)
+    return len(sample) > 0 and pc.count_distinct(sample).as_py() * 2 < len(sample)
 
 
 def _delimiter(path: Path, n_fields: int) -> str | None:

@@ -8,13 +8,41 @@ from typing import Any
 import numpy as np
 
 
+class TextList:
+    """A text column held as the Python ``list`` of str it came in (the keys of a dict).
+
+    Converting millions of str to an arrow array costs more than the engine's whole work on
+    them; the engine reads this column through Python's own (cached) string hashes instead and
+    makes an arrow array only if it needs one (:meth:`to_arrow`). The values are validated
+    text (see ``fast_frames``).
+    """
+
+    __slots__ = ("_arrow", "values")
+
+    def __init__(self, values: list[str]) -> None:
+        self.values = values
+        self._arrow: Any = None
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def to_arrow(self) -> Any:
+        """The values as a pyarrow string array (made once)."""
+        if self._arrow is None:
+            import pyarrow as pa
+
+            self._arrow = pa.array(self.values, type=pa.string())
+        return self._arrow
+
+
 @dataclass(frozen=True)
 class Columns:
     """The columns the engine needs, without building pandas objects for big files.
 
-    ``qid`` and ``docno`` are pyarrow dictionary arrays (fast reader) or numpy object arrays
-    of str; ``value`` is float64 scores (runs) or int64 grades (qrels); ``name`` names the
-    source in errors (a path, or a label); ``runid`` is a run's id (the tag of its last line).
+    ``qid`` is a pyarrow array (dictionary encoded from the fast reader) or a numpy object
+    array of str; ``docno`` one of those or a :class:`TextList`; ``value`` is float64 scores
+    (runs) or int64 grades (qrels); ``name`` names the source in errors (a path, or a label);
+    ``runid`` is a run's id (the tag of its last line).
     """
 
     qid: Any

@@ -17,6 +17,7 @@ import numpy as np
 
 from onlineeval.offline.reading import arrow_reader
 from onlineeval.offline.reading.columns import Columns, unlabelled
+from onlineeval.offline.reading.fast_frames import frame_columns
 from onlineeval.offline.reading.frames import qrels_frame, run_frame
 from onlineeval.offline.reading.line_scanner import scan_qrels, scan_run
 from onlineeval.offline.reading.text_rules import check_file
@@ -121,6 +122,9 @@ def load_qrels(source: Any) -> Columns:
         qid, docno, rel = scan_qrels(path)
         return Columns(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object),
                        np.asarray(rel, dtype=np.int64), str(path))
+    fast = frame_columns(source, "rel", "qrels")
+    if fast is not None:
+        return fast
     df = qrels_frame(source)
     return Columns(df["qid"].to_numpy(dtype=object), df["docno"].to_numpy(dtype=object),
                    df["rel"].to_numpy(dtype=np.int64), "qrels")
@@ -142,10 +146,22 @@ def load_run(source: Any) -> Columns:
         qid, docno, _rank, score, tag = scan_run(path, full=False)
         return Columns(np.asarray(qid, dtype=object), np.asarray(docno, dtype=object),
                        np.asarray(score, dtype=np.float64), str(path), tag[-1])
+    fast = frame_columns(source, "score", what, _runid(source))
+    if fast is not None:
+        return fast
     df = run_frame(source, what)
     runid = str(df["tag"].iloc[-1]) if "tag" in df and len(df) else "run"
     return Columns(df["qid"].to_numpy(dtype=object), df["docno"].to_numpy(dtype=object),
                    df["score"].to_numpy(dtype=np.float64), what, runid)
+
+
+def _runid(source: Any) -> str:
+    """The run id of a DataFrame or dict run: the last row's tag, else "run"."""
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame) and "tag" in source.columns and len(source):
+        return str(source["tag"].iloc[-1])
+    return "run"
 
 
 def _is_path(source: Any) -> bool:
