@@ -576,3 +576,30 @@ def test_keys_equal_only_in_their_kept_bits_are_not_a_match(tmp_path, monkeypatc
     r = prepare(qrels_path, run_path, keep_docnos=True)
     assert exact == [True]
     _assert_is_reference(r, qrels_rows, run_rows)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"max_results": 4}, {"complete": True},
+                                    {"relevance_level": 2}])
+def test_dicts_look_judgments_up_in_the_qrels_dict(monkeypatch, kwargs):
+    # both sides dicts: each run docno is looked up in its query's inner qrels dict; the
+    # result must be the plain ranking, and the same as through the hashed join
+    qrels_rows, run_rows = _random_blocks(11, n_q=30, width=10, ragged=True)
+    qrels, run = {}, {}
+    for q, d, g in qrels_rows:
+        # grades as a user may give them: int, integral float, bool
+        qrels.setdefault(q, {})[d] = float(g) if g == 2 else True if g == 1 else g
+    for q, d, s in run_rows:
+        run.setdefault(q, {})[d] = s
+    calls = []
+    real = grouped_sort._dict_join
+    monkeypatch.setattr(grouped_sort, "_dict_join",
+                        lambda *a: calls.append(1) or real(*a))
+    r = prepare(qrels, run, keep_docnos=True, **kwargs)
+    assert calls, "the dict lookup was not used"
+    with monkeypatch.context() as m:
+        m.setattr(grouped_sort, "_from_dicts", lambda *a: False)
+        hashed = prepare(qrels, run, keep_docnos=True, **kwargs)
+    for name in ("qids", "offsets", "rel", "score", "docno", "rel_levels"):
+        assert getattr(r, name).tolist() == getattr(hashed, name).tolist(), name
+    if not kwargs:
+        _assert_is_reference(r, qrels_rows, run_rows)

@@ -22,6 +22,7 @@ bytes when the other side is an arrow column.
 
 from __future__ import annotations
 
+from functools import cached_property
 from operator import itemgetter
 from typing import Any
 
@@ -245,8 +246,12 @@ class PythonKeys:
 
     def __init__(self, col: TextList) -> None:
         self.col = col
-        self.key = np.fromiter(map(hash, col.values), dtype=np.int64,
-                               count=len(col)).view(np.uint64)
+
+    @cached_property
+    def key(self) -> np.ndarray:
+        """uint64 key of every row (made on first use: ranking alone needs none)."""
+        return np.fromiter(map(hash, self.col.values), dtype=np.int64,
+                           count=len(self.col)).view(np.uint64)
 
     def key_of(self, rows: np.ndarray) -> np.ndarray:
         """uint64 keys of the given rows."""

@@ -26,6 +26,7 @@ duplicate document, a hash collision, docnos too long to hash.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from onlineeval.offline.ranking.judgments import Judgments
 from onlineeval.offline.ranking.layout import Options, RunOrder, positions
 from onlineeval.offline.ranking.ranked import NONPOOL, UNJUDGED, rel_dtype
 from onlineeval.offline.ranking.run_codes import RunCodes
+from onlineeval.offline.reading.columns import TextList
 
 _CHUNK_CELLS = 1 << 17       # grid cells per piece (small temporaries, two threads)
 _MAX_DENSE_CELLS = 1 << 28   # (block, judged docno) cells of a dense relevance table
@@ -92,18 +94,23 @@ def rank_groups(run: RunCodes, judgments: Judgments, options: Options) -> RunOrd
     w = int(lens.max())
     if n_b * w > 2 * n + 1024:
         return None  # too much padding
-    keys, jkeys = run.keys, judgments.keys
-    if keys is not None and jkeys is not None and keys.kind != jkeys.kind:
-        # a dict's keys against an arrow column: key both by their bytes
-        keys, jkeys = DocnoKeys.of(run.docno, "bytes"), DocnoKeys.of(judgments.docno, "bytes")
-    if keys is None or jkeys is None:
-        return None
     try:
-        dense = _dense_table(keys, jkeys, judgments, block_query)
-        if dense is None:
-            rel = _join(keys, jkeys, judgments, starts, lens, block_query, w)
+        if _from_dicts(run, judgments):
+            keys, dense = run.keys, None
+            rel = _dict_join(run, judgments, starts, lens, block_query)
         else:
-            rel = np.full(n, NONPOOL, dtype=dense[0].dtype)
+            keys, jkeys = run.keys, judgments.keys
+            if keys is not None and jkeys is not None and keys.kind != jkeys.kind:
+                # a dict's keys against an arrow column: key both by their bytes
+                keys = DocnoKeys.of(run.docno, "bytes")
+                jkeys = DocnoKeys.of(judgments.docno, "bytes")
+            if keys is None or jkeys is None:
+                return None
+            dense = _dense_table(keys, jkeys, judgments, block_query)
+            if dense is None:
+                rel = _join(keys, jkeys, judgments, starts, lens, block_query, w)
+            else:
+                rel = np.full(n, NONPOOL, dtype=dense[0].dtype)
         rows = _rank(keys, score, starts, lens, w, dense, rel)
     except _Fallback:
         return None
@@ -158,6 +165,32 @@ def _dense_table(keys: Keys, jkeys: Keys, judgments: Judgments,
     col_of_run = np.full(len(sc.as_arrow(keys.col).dictionary), n_cols - 1, dtype=np.int64)
     col_of_run[run_codes] = np.arange(len(run_codes))
     return table, n_cols, col_of_run
+
+
+def _from_dicts(run: RunCodes, judgments: Judgments) -> bool:
+    """Whether both sides came from ``{qid: {docno: value}}`` dicts (the qrels' is kept)."""
+    return (isinstance(run.docno, TextList) and isinstance(judgments.docno, TextList)
+            and judgments.docno.source is not None)
+
+
+def _dict_join(run: RunCodes, judgments: Judgments, starts: np.ndarray, lens: np.ndarray,
+               block_query: np.ndarray) -> np.ndarray:
+    """rel code of every run row (file order), looked up in the qrels dict itself: each
+    block's docnos in its query's inner dict (Python's own exact lookup, no hashing of ours
+    and nothing to confirm)."""
+    qrels, values, qids = judgments.docno.source, run.docno.values, judgments.qids
+    absent = float("nan")
+    found = chain.from_iterable(
+        map(qrels[qids[q]].get, values[s:s + k], repeat(absent))
+        for s, k, q in zip(starts.tolist(), lens.tolist(), block_query.tolist(), strict=True))
+    # the grades were checked integral and below 2**53 (fast_frames): exact as float64
+    grade = np.fromiter(found, dtype=np.float64, count=len(values))
+    gmax = int(judgments.grade.max()) if len(judgments.grade) else 0
+    rel = np.full(len(grade), NONPOOL, dtype=rel_dtype(gmax))
+    judged = ~np.isnan(grade)
+    g = grade[judged].astype(np.int64)
+    rel[judged] = np.where(g < 0, UNJUDGED, g)
+    return rel
 
 
 def _join(keys: Keys, jkeys: Keys, judgments: Judgments, starts: np.ndarray,

@@ -48,6 +48,8 @@ class Judgments:
     @cached_property
     def duplicate_rows(self) -> np.ndarray | None:
         """Lines whose (query, docno) is judged more than once; None if there are none."""
+        if isinstance(self.docno, TextList) and self.docno.source is not None:
+            return None   # the keys of a dict's inner dicts: one judgment per (qid, docno)
         keys = self.keys
         if keys is None:
             dcode, duniq = self.docno_codes()

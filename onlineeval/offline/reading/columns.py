@@ -15,12 +15,17 @@ class TextList:
     them; the engine reads this column through Python's own (cached) string hashes instead and
     makes an arrow array only if it needs one (:meth:`to_arrow`). The values are validated
     text (see ``fast_frames``).
+
+    ``source`` is the ``{qid: {docno: value}}`` dict the values are the keys of, when the list
+    holds all of its keys in its order: the engine then looks judgments up in it directly
+    (exact, and a dict cannot judge a docno twice for one qid).
     """
 
-    __slots__ = ("_arrow", "values")
+    __slots__ = ("_arrow", "source", "values")
 
-    def __init__(self, values: list[str]) -> None:
+    def __init__(self, values: list[str], source: Any = None) -> None:
         self.values = values
+        self.source = source
         self._arrow: Any = None
 
     def __len__(self) -> int:

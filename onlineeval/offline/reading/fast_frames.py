@@ -93,7 +93,8 @@ def _dict_parts(source: Mapping[Any, Any]) -> tuple[Any, Any, np.ndarray] | None
     lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
     if any("" in docs for docs in inner):
         return None   # an empty docno: the slow path words the error
-    docno = TextList(list(chain.from_iterable(inner)))   # validated by frame_columns
+    # validated by frame_columns; the dict is kept for the judgment lookup (TextList)
+    docno = TextList(list(chain.from_iterable(inner)), source)
     try:
         qid_values = pa.array(qids, type=pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
