@@ -603,3 +603,23 @@ def test_dicts_look_judgments_up_in_the_qrels_dict(monkeypatch, kwargs):
         assert getattr(r, name).tolist() == getattr(hashed, name).tolist(), name
     if not kwargs:
         _assert_is_reference(r, qrels_rows, run_rows)
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 17])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_runs_written_in_score_order_rank_as_trec_eval(monkeypatch, chunk, ragged):
+    # blocks already by score descending skip the sort; their ties (-0.0 and 0.0 included)
+    # must still be ordered by docno descending, and a block out of order sorted
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", chunk)
+    qrels_rows, run_rows = _random_blocks(13, n_q=25, width=12, ragged=ragged)
+    blocks = {}
+    for q, d, s in run_rows:
+        blocks.setdefault(q, []).append((q, d, s))
+    ordered = []
+    for i, rows in enumerate(blocks.values()):
+        if i != 4:   # one block left as it came
+            rows = sorted(rows, key=lambda row: row[2], reverse=True)
+        ordered += rows
+    for rows in (ordered, [(q, d, s + 0.0 if s else -0.0) for q, d, s in ordered]):
+        r = prepare(frame(qrels_rows, "rel"), frame(rows, "score"), keep_docnos=True)
+        _assert_is_reference(r, qrels_rows, rows)

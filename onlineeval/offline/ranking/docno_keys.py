@@ -127,8 +127,8 @@ class DocnoKeys:
             return self._row_keys
         return self._value_keys[arrow_to_numpy(sc.as_arrow(self.col).indices)]
 
-    def key_of(self, rows: np.ndarray) -> np.ndarray:
-        """uint64 keys of the given rows."""
+    def key_of(self, rows: np.ndarray | slice) -> np.ndarray:
+        """uint64 keys of the given rows (an index array or a slice)."""
         if self._row_keys is not None:
             return self._row_keys[rows]
         return self._value_keys[arrow_to_numpy(sc.as_arrow(self.col).indices)[rows]]
@@ -253,8 +253,8 @@ class PythonKeys:
         return np.fromiter(map(hash, self.col.values), dtype=np.int64,
                            count=len(self.col)).view(np.uint64)
 
-    def key_of(self, rows: np.ndarray) -> np.ndarray:
-        """uint64 keys of the given rows."""
+    def key_of(self, rows: np.ndarray | slice) -> np.ndarray:
+        """uint64 keys of the given rows (an index array or a slice)."""
         return self.key[rows]
 
     def texts(self, rows: np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ rank
     Each row of a rank grid holds a block's ``score-bits | column`` keys, so one sort orders
     a query by score descending. Scores that differ only below the packed bits are re-sorted
     exactly; runs of equal scores (ties) are re-sorted by docno descending in byte order
-    (trec_eval's ``strcmp`` tie-break), ranking only the tied docnos.
+    (trec_eval's ``strcmp`` tie-break), ranking only the tied docnos. Blocks already in
+    score order (runs are usually written so) skip the sort: only their ties are ordered.
 
 Pieces of about ``_CHUNK_CELLS`` cells are processed by two threads (numpy releases the GIL in
 sorts and gathers): every temporary is piece-sized. None sends the caller to
@@ -236,10 +237,15 @@ def _join(keys: Keys, jkeys: Keys, judgments: Judgments, starts: np.ndarray,
         k = hi - lo
         grid = np.full((k, width), _U64_MAX, dtype=np.uint64)
         b_lens = lens[lo:hi]
-        run_cells = pos_of < b_lens[:, None].astype(np.uint64)
-        row_ids = (starts[lo:hi, None] + np.arange(w))[run_cells]
-        grid[:, :w][run_cells] = ((keys.key_of(row_ids) >> keep_bits) << keep_bits) | \
-            np.broadcast_to(pos_of, (k, w))[run_cells]
+        if (b_lens == w).all():   # full blocks: the piece's rows are one range of the run
+            run_key = keys.key_of(slice(starts[lo], starts[lo] + k * w)).reshape(k, w)
+            run_key = (run_key >> keep_bits) << keep_bits
+            np.bitwise_or(run_key, pos_of, out=grid[:, :w])
+        else:
+            run_cells = pos_of < b_lens[:, None].astype(np.uint64)
+            row_ids = (starts[lo:hi, None] + np.arange(w))[run_cells]
+            grid[:, :w][run_cells] = ((keys.key_of(row_ids) >> keep_bits) << keep_bits) | \
+                np.broadcast_to(pos_of, (k, w))[run_cells]
         j_lo, j_hi = jstart[lo], jstart[hi]
         if j_hi > j_lo:
             local = jb[j_lo:j_hi] - lo
@@ -317,13 +323,23 @@ def _rank(keys: Keys, score: np.ndarray, starts: np.ndarray, lens: np.ndarray, w
         valid = cols < lens[lo:hi, None]
         row_ids = np.where(valid, starts[lo:hi, None] + cols, 0)
         s = score[row_ids]
+        row_codes = codes[row_ids] if codes is not None else None
+        if dense is not None:
+            _dense_piece(dense, row_codes, row_ids, valid, lo, rel)
+        in_block = cols[1:] < lens[lo:hi, None]
+        if ((s[:, 1:] <= s[:, :-1]) | ~in_block).all():
+            # the blocks list their documents by score already (as runs are written): only
+            # runs of equal scores need ordering, by docno
+            exact_tie = (s[:, 1:] == s[:, :-1]) & in_block
+            if exact_tie.any():
+                tied = np.flatnonzero(exact_tie.any(axis=1))
+                row_ids[tied] = _break_ties(keys, row_ids[tied], s[tied], valid[tied], w)
+            out[lo:hi] = row_ids
+            return
         key = score_key(s)
         key >>= low
         key <<= low
         desc = None
-        row_codes = codes[row_ids] if codes is not None else None
-        if dense is not None:
-            _dense_piece(dense, row_codes, row_ids, valid, lo, rel)
         if table is not None:
             desc = np.int64((1 << rb) - 1) - code_rank[row_codes]   # docno descending
             key |= desc << np.int64(cb)
@@ -334,7 +350,6 @@ def _rank(keys: Keys, score: np.ndarray, starts: np.ndarray, lens: np.ndarray, w
         perm = key & col_mask
         key >>= low
         ranked = np.take_along_axis(s, perm, axis=1)
-        in_block = cols[1:] < lens[lo:hi, None]
         close = (key[:, 1:] == key[:, :-1]) & in_block
         exact_tie = close & (ranked[:, 1:] == ranked[:, :-1])
         if (close & ~exact_tie).any():
