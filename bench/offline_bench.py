@@ -16,6 +16,12 @@ Sizes: ``100k`` = 100,000 queries x 100 documents, ``10k`` = 10,000 queries x 1,
 
 ``--profile`` instead times onlineeval's stages (read qrels, read run, join + rank, each
 measure) and prints a cProfile listing, to see where the time goes.
+
+``--shapes gov2 clueweb msmarco`` times collections shaped like real TREC ones instead
+(:func:`generate_trec`: deep judgment pools, long docnos, grades -1..4, qids not ``q<N>``)
+through every entry point — paths, DataFrames (``read_qrels``/``read_run`` then ``evaluate``),
+pytrec_eval-style dicts — against pytrec_eval-terrier in the same run, contenders alternating,
+and against the floor (a pyarrow read of both files). See :func:`bench_shapes`.
 """
 
 from __future__ import annotations
@@ -35,6 +41,17 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "_data"
 
 SIZES = {"100k": (100_000, 100), "10k": (10_000, 1_000), "small": (1_000, 100)}
+
+# TREC-shaped collections: docno style, qid style, whether query depths vary (see
+# generate_trec); the default size is the issue's check: 20,000 queries x 200 retrieved, about
+# 100 judged documents per query (35 of them retrieved)
+SHAPES = {
+    "gov2": ("gov2", "numeric", False),        # GX000-00-0000000, qids 701...
+    "clueweb": ("clueweb", "turns", True),     # clueweb12-0000tw-00-00000, qids 31_1...; 15%
+    #                                            of queries retrieve fewer than the depth
+    "msmarco": ("msmarco", "msmarco", False),  # msmarco_doc_00_123456789, 7-digit qids
+}
+ENTRIES = ["paths", "frames", "dicts"]
 MEASURES = ["map", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "ndcg"]
 TOOLS = ["onlineeval", "pytrec_eval", "ranx-cold", "ranx-warm"]
 
@@ -97,6 +114,85 @@ def generate(n_queries: int, n_docs: int, seed: int, qrels_path: Path, run_path:
         "qid": q_all, "iter": np.zeros(q_all.size, dtype=np.int64), "docno": d_all, "rel": g_all,
     })
     _write_space_separated(qrels, qrels_path, pacsv)
+
+
+def _docnos(style: str, nums: np.ndarray) -> np.ndarray:
+    """Docnos in the style of a real collection, from non-negative integers."""
+    def z(values: np.ndarray, width: int) -> np.ndarray:
+        return np.char.zfill(values.astype(str), width)
+
+    if style == "clueweb":   # clueweb12-0000tw-00-00000 (25 bytes)
+        seg, rest = nums // 10_000_000 % 10_000, nums % 10_000_000
+        kind = np.where(seg % 3 == 0, "wb", "tw")
+        out = np.char.add(np.char.add("clueweb12-", z(seg, 4)), kind)
+        out = np.char.add(np.char.add(out, "-"), z(rest // 100_000, 2))
+        return np.char.add(np.char.add(out, "-"), z(rest % 100_000, 5))
+    if style == "gov2":      # GX000-00-0000000 (16 bytes)
+        out = np.char.add(np.char.add("GX", z(nums // 10_000_000 % 1000, 3)), "-")
+        rest = nums % 10_000_000
+        out = np.char.add(np.char.add(out, z(rest // 100_000, 2)), "-")
+        return np.char.add(out, z(rest % 100_000, 7))
+    # MS MARCO v2 documents: msmarco_doc_<shard 00-59>_<byte offset> (16 to 26 bytes)
+    out = np.char.add(np.char.add("msmarco_doc_", z(nums % 60, 2)), "_")
+    return np.char.add(out, (nums // 60 % 5_000_000_000).astype(str))
+
+
+def _qids(style: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    if style == "numeric":   # TREC topic numbers (byte order differs from numeric order)
+        return (np.arange(n) + 701).astype(str)
+    if style == "turns":     # conversational topic_turn (TREC CAsT)
+        i = np.arange(n)
+        return np.char.add(np.char.add((i // 9 + 31).astype(str), "_"), (i % 9 + 1).astype(str))
+    return np.sort(rng.choice(np.arange(1_000_000, 10_000_000), n, replace=False)).astype(str)
+
+
+def generate_trec(shape: str, n_queries: int, depth: int, pool: int, seed: int,
+                  qrels_path: Path, run_path: Path) -> None:
+    """Write a qrels/run pair shaped like a real TREC collection.
+
+    Run: ``depth`` documents per query (with ``ragged`` shapes, 15% of queries fewer), in
+    score order with BM25-like scores to 4 decimals (some ties), ranks 1..n, queries in
+    numeric qid order. Docnos are drawn from billions, so nearly all are distinct. Qrels: a
+    pool of ``pool`` judged documents per query, about 35% of them retrieved (more often near
+    the top), the rest not retrieved; grades -1..4 (-1 = in the pool, unjudged; mostly 0),
+    sorted by qid then docno as NIST distributes them.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    docno_style, qid_style, ragged = SHAPES[shape]
+    rng = np.random.default_rng(seed)
+    qids = _qids(qid_style, n_queries, rng)
+    lens = np.full(n_queries, depth, dtype=np.int64)
+    if ragged:
+        short = rng.random(n_queries) < 0.15
+        lens[short] = rng.integers(1, depth, int(short.sum()))
+    n = int(lens.sum())
+    qi = np.repeat(np.arange(n_queries), lens)
+    unretrieved = pool - pool * 35 // 100
+    nums = rng.integers(0, 2**62, size=n + n_queries * unretrieved)
+    docs = _docnos(docno_style, nums)
+    run_docs, other_docs = docs[:n], docs[n:]
+    starts = np.concatenate(([0], np.cumsum(lens)))[:-1]
+    rank = np.arange(n) - np.repeat(starts, lens) + 1
+    gaps = rng.exponential(0.05, n)
+    drop = np.cumsum(gaps)
+    drop -= np.repeat(drop[starts] - gaps[starts], lens)
+    score = np.round(30.0 - drop + np.repeat(rng.normal(0, 2, n_queries), lens), 4)
+    run = pa.table({"qid": qids[qi], "q0": np.full(n, "Q0"), "docno": run_docs, "rank": rank,
+                    "score": score, "tag": np.full(n, "bm25")})
+    # judged retrieved documents: about pool * 35% per query, weighted towards the top
+    weight = 1.0 / np.sqrt(rank)
+    want = np.minimum(pool * 35 // 100, lens)
+    pick = rng.random(n) < weight * (want / np.bincount(qi, weights=weight))[qi]
+    jq = np.concatenate([qi[pick], np.repeat(np.arange(n_queries), unretrieved)])
+    jd = np.concatenate([run_docs[pick], other_docs])
+    grade = rng.choice(np.arange(-1, 5), size=len(jq), p=[0.02, 0.60, 0.18, 0.10, 0.06, 0.04])
+    order = np.lexsort((jd, jq))
+    qrels = pa.table({"qid": qids[jq[order]], "iter": np.zeros(len(jq), dtype=np.int64),
+                      "docno": jd[order], "rel": grade[order]})
+    _write_space_separated(qrels, qrels_path, pacsv)
+    _write_space_separated(run, run_path, pacsv)
 
 
 def _write_space_separated(table, path: Path, pacsv) -> None:
@@ -183,7 +279,8 @@ def worker(tool: str, qrels_path: str, run_path: str, out_path: str) -> None:
     # pickle, not JSON: writing 600,000 floats as JSON text took ~0.6 s of every child's time
     # (the same for every tool, but not part of any tool's work)
     with open(out_path, "wb") as f:
-        pickle.dump({"seconds": elapsed, "values": values}, f, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump({"seconds": elapsed, "values": values, "vm_peak_mb": _vm_peak_mb()}, f,
+                    protocol=pickle.HIGHEST_PROTOCOL)
 
 
 # --------------------------------------------------------------------------- driver
@@ -207,8 +304,9 @@ def run_child(tool: str, qrels: Path, run: Path, env_extra: dict[str, str]) -> d
     with open(out, "rb") as f:
         res = pickle.load(f)  # written by our own child process just now
     out.unlink()
-    # ru_maxrss is in KiB on Linux
-    res["peak_mb"] = usage.ru_maxrss / 1024
+    # the child's own VmHWM: wait4's ru_maxrss also counts the parent's resident size at the
+    # fork (Linux keeps the pre-exec peak), which overstated small children
+    res["peak_mb"] = res["vm_peak_mb"]
     res["process_s"] = wall
     res["user_s"], res["sys_s"] = usage.ru_utime, usage.ru_stime
     return res
@@ -321,20 +419,23 @@ def stages(size: str, qrels: Path, run: Path) -> None:
     """Wall and CPU time of each stage of onlineeval's pipeline (uses engine internals)."""
     import resource
 
-    from onlineeval.offline import ranking, trec_format
-    from onlineeval.offline.api import parse_measure
+    from onlineeval.offline import reading
+    from onlineeval.offline.hugepages import no_hugepage_advice
+    from onlineeval.offline.measures.names import parse_measure
+    from onlineeval.offline.ranking.layout import Options
+    from onlineeval.offline.ranking.preparation import prepare_columns
 
     def now() -> tuple[float, float, float, int]:
         r = resource.getrusage(resource.RUSAGE_SELF)
         return time.perf_counter(), r.ru_utime, r.ru_stime, r.ru_minflt
 
     marks = [("start", now())]
-    with ranking.no_hugepage_advice():  # as evaluate() runs
-        q = trec_format.load_qrels(str(qrels))
+    with no_hugepage_advice():  # as evaluate() runs
+        q = reading.load_qrels(str(qrels))
         marks.append(("read qrels file", now()))
-        r = trec_format.load_run(str(run))
+        r = reading.load_run(str(run))
         marks.append(("read run file", now()))
-        ranked = ranking._prepare(q, r, 1, None, False, False)
+        ranked = prepare_columns(q, r, Options())
         del r
         marks.append(("join + rank (prepare)", now()))
         for name in MEASURES:
@@ -367,10 +468,212 @@ def profile(size: str) -> None:
     stats.sort_stats("cumulative").print_stats(r"onlineeval|duckdb|pyarrow|numpy|\{", 35)
 
 
+# --------------------------------------------------------------------------- TREC-shaped runs
+
+def trec_dataset(shape: str, n_queries: int, depth: int = 200,
+                 pool: int = 100) -> tuple[Path, Path]:
+    DATA.mkdir(parents=True, exist_ok=True)
+    stem = f"trec_{shape}_{n_queries}x{depth}p{pool}"
+    qrels, run = DATA / f"{stem}.qrels", DATA / f"{stem}.run"
+    if not (qrels.exists() and run.exists()):
+        t = time.perf_counter()
+        generate_trec(shape, n_queries, depth, pool, seed=20261127, qrels_path=qrels,
+                      run_path=run)
+        print(f"[{shape}] generated {run.name} and {qrels.name} in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+    return qrels, run
+
+
+def read_dicts(qrels_path: str, run_path: str) -> tuple[dict, dict]:
+    """The pytrec_eval-style dicts of two TREC files, by the usual Python loop."""
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path) as f:
+        for line in f:
+            q, _, d, r = line.split()
+            qrels.setdefault(q, {})[d] = int(r)
+    run: dict[str, dict[str, float]] = {}
+    with open(run_path) as f:
+        for line in f:
+            q, _, d, _, sc, _ = line.split()
+            run.setdefault(q, {})[d] = float(sc)
+    return qrels, run
+
+
+def _vm_peak_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def shape_worker(tool: str, entry: str, qrels_path: str, run_path: str, out_path: str) -> None:
+    """One contender on one entry point; writes seconds, peak and per-query values."""
+    extra: dict[str, float] = {}
+    if entry == "dicts":
+        # the objects exist before the clock starts (as in a user's session); the peak is
+        # reset after building them (Linux clear_refs), so it is the evaluation's peak with
+        # the dicts in memory, the same for both tools
+        import pandas  # noqa: F401  (imported in a user's session already)
+        import pytrec_eval  # noqa: F401
+
+        import onlineeval.offline  # noqa: F401
+
+        qrels, run = read_dicts(qrels_path, run_path)
+        extra["inputs_mb"] = _vm_peak_mb()
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    t = time.perf_counter()
+    if tool == "floor":
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        def read(path: str, names: list[str], value: str, kind: object) -> object:
+            return pcsv.read_csv(
+                path, read_options=pcsv.ReadOptions(column_names=names, block_size=8 << 20),
+                parse_options=pcsv.ParseOptions(delimiter=" ", quote_char=False,
+                                                escape_char=False),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={"qid": pa.string(), "docno": pa.string(), value: kind},
+                    include_columns=["qid", "docno", value]))
+
+        read(qrels_path, ["qid", "iter", "docno", "rel"], "rel", pa.int64())
+        read(run_path, ["qid", "iter", "docno", "rank", "score", "tag"], "score", pa.float64())
+        result: dict = {"__floor__": True}
+    elif tool == "onlineeval":
+        from onlineeval.offline import evaluate, read_qrels, read_run
+
+        if entry == "paths":
+            df = evaluate(qrels_path, run_path, MEASURES, per_query=True)
+        elif entry == "frames":
+            df = evaluate(read_qrels(qrels_path), read_run(run_path), MEASURES, per_query=True)
+        else:
+            df = evaluate(qrels, run, MEASURES, per_query=True)
+        result = {"__df__": df}
+    else:
+        import pytrec_eval
+
+        if entry != "dicts":
+            qrels, run = read_dicts(qrels_path, run_path)
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_NAMES.values()))
+        result = {"__pytrec__": evaluator.evaluate(run)}
+    elapsed = time.perf_counter() - t
+    values = {} if tool == "floor" else _to_values(result)
+    with open(out_path, "wb") as f:
+        pickle.dump({"seconds": elapsed, "values": values, "vm_peak_mb": _vm_peak_mb(), **extra},
+                    f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def run_shape_child(tool: str, entry: str, qrels: Path, run: Path) -> dict:
+    out = DATA / f"result_{tool}_{entry}.pkl"
+    out.unlink(missing_ok=True)
+    wall = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--shape-worker",
+                             tool, entry, str(qrels), str(run), str(out)])
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - wall
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{tool} ({entry}) worker failed")
+    with open(out, "rb") as f:
+        res = pickle.load(f)  # written by our own child process just now
+    out.unlink()
+    res["process_s"] = wall
+    res["cpu_s"] = usage.ru_utime + usage.ru_stime
+    # paths and frames: the whole child (start to exit) and its peak; dicts: the evaluation
+    # call (inputs built before) and the peak while it ran, the dicts included
+    res["time_s"] = res["seconds"] if entry == "dicts" else wall
+    res["peak_mb"] = res["vm_peak_mb"]     # the child's VmHWM (reset after building dicts)
+    return res
+
+
+def bench_shapes(shapes: list[str], n_queries: int, entries: list[str], repeat: int) -> str:
+    """Every entry point of onlineeval against pytrec_eval, alternating, on each shape.
+
+    Rounds: pytrec_eval, then onlineeval on each entry point (the order of the pair alternates
+    from round to round), then the floor. Each contender's figure is its median round; its
+    values are compared with pytrec_eval's on every query, in every round. pytrec_eval's
+    DataFrame path is its file path: the issue's DataFrame path starts from the files too.
+    """
+    lines = []
+    for shape in shapes:
+        qrels, run = trec_dataset(shape, n_queries)
+        load_before = os.getloadavg()
+        runs: dict[tuple[str, str], list[dict]] = {}
+        for round_no in range(repeat):
+            plan = [("floor", "paths")]
+            for entry in entries:
+                pair = [("pytrec_eval", "dicts" if entry == "dicts" else "paths"),
+                        ("onlineeval", entry)]
+                plan += pair if round_no % 2 == 0 else pair[::-1]
+            for tool, entry in dict.fromkeys(plan):
+                res = run_shape_child(tool, entry, qrels, run)
+                runs.setdefault((tool, entry), []).append(res)
+                print(f"[{shape} round {round_no + 1}/{repeat}] {tool:<11} {entry:<6} "
+                      f"{res['time_s']:6.2f} s  {res['peak_mb']:6.0f} MB peak  "
+                      f"(cpu {res['cpu_s']:.1f} s)", flush=True)
+        load_after = os.getloadavg()
+        lines.append(_shape_report(shape, qrels, run, runs, entries, load_before, load_after))
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _shape_report(shape: str, qrels: Path, run: Path, runs: dict, entries: list[str],
+                  load_before: tuple, load_after: tuple) -> str:
+    n_run = sum(1 for _ in open(run, "rb"))
+    n_qrels = sum(1 for _ in open(qrels, "rb"))
+    med = {key: _median([r["time_s"] for r in rs]) for key, rs in runs.items()}
+    peak = {key: max(r["peak_mb"] for r in rs) for key, rs in runs.items()}
+    out = [f"\n=== {shape}: {n_run:,} run lines, {n_qrels:,} judgments "
+           f"({run.stat().st_size / 1e6:.0f} + {qrels.stat().st_size / 1e6:.0f} MB); load "
+           f"average {load_before[0]:.1f} before, {load_after[0]:.1f} after (2 cores) ==="]
+    out.append(f"{'entry':<7} {'onlineeval s':>12} {'pytrec_eval s':>13} {'speed-up':>9} "
+               f"{'peak MB':>8} {'pytrec MB':>9} {'mem ratio':>9}  agreement with pytrec_eval")
+    for entry in entries:
+        ours = ("onlineeval", entry)
+        theirs = ("pytrec_eval", "dicts" if entry == "dicts" else "paths")
+        if ours not in med or theirs not in med:
+            continue
+        ref = runs[theirs][0]
+        n_q = len(ref["values"][MEASURES[0]])
+        n_bad = max(differing_queries(ref, r) for r in runs[ours])
+        agree = (f"equal on all {n_q:,} queries" if n_bad == 0
+                 else f"DIFFERENT on {n_bad:,} of {n_q:,} queries")
+        out.append(f"{entry:<7} {med[ours]:>12.2f} {med[theirs]:>13.2f} "
+                   f"{med[theirs] / med[ours]:>8.2f}x {peak[ours]:>8.0f} {peak[theirs]:>9.0f} "
+                   f"{peak[ours] / peak[theirs]:>8.2f}x  {agree}")
+    if ("onlineeval", "paths") in med:
+        paths = med[("onlineeval", "paths")]
+        floor = med.get(("floor", "paths"))
+        if ("onlineeval", "frames") in med:
+            out.append(f"  DataFrame path / path path: "
+                       f"{med[('onlineeval', 'frames')] / paths:.2f}x")
+        if floor:
+            out.append(f"  floor (pyarrow read of both files, 3 columns each, child process "
+                       f"start to exit): {floor:.2f} s; onlineeval paths = "
+                       f"{paths / floor:.2f}x the floor")
+    out.append("  (seconds: median of the rounds; paths/frames = child process start to exit, "
+               "dicts = the evaluation call with the dicts built; peak = largest of the rounds)")
+    for key, rs in runs.items():
+        out.append(f"  {key[0]:<11} {key[1]:<6} rounds: "
+                   + ", ".join(f"{r['time_s']:.2f}" for r in rs))
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=4, metavar=("TOOL", "QRELS", "RUN", "OUT"),
                         help=argparse.SUPPRESS)
+    parser.add_argument("--shape-worker", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--shapes", nargs="+", choices=list(SHAPES),
+                        help="time TREC-shaped collections through every entry point instead")
+    parser.add_argument("--queries", type=int, default=20_000,
+                        help="queries per TREC-shaped collection (200 retrieved each)")
+    parser.add_argument("--entries", nargs="+", default=ENTRIES, choices=ENTRIES)
     parser.add_argument("--sizes", nargs="+", default=["100k", "10k"], choices=list(SIZES))
     parser.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS)
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -381,6 +684,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.worker:
         worker(*args.worker)
+        return 0
+    if args.shape_worker:
+        shape_worker(*args.shape_worker)
+        return 0
+    if args.shapes:
+        if args.generate_only:
+            for shape in args.shapes:
+                trec_dataset(shape, args.queries)
+            return 0
+        print(bench_shapes(args.shapes, args.queries, args.entries, max(args.repeat, 1)))
         return 0
     if args.profile:
         for size in args.sizes:

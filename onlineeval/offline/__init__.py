@@ -1,12 +1,15 @@
 """Offline evaluation against relevance judgments (qrels): trec_eval-exact measures and more.
 
-Engine (this package's lower layer, see each module's docstring):
+Engine (this package's lower layer, see each package's docstring):
 
-- :mod:`~onlineeval.offline.trec_format` — ``read_qrels`` / ``read_run`` (files, DataFrames,
-  dicts) and the fast (pyarrow) loaders used by the engine.
+- :mod:`~onlineeval.offline.reading` — ``read_qrels`` / ``read_run`` (files, DataFrames,
+  dicts) and the loaders the engine uses (pyarrow's CSV reader, a line scanner).
 - :mod:`~onlineeval.offline.ranking` — ``prepare(qrels, run, ...) -> Ranked``: trec_eval's
   ranking and relevance lookup in one CSR structure over all queries.
-- :mod:`~onlineeval.offline.measures` — every trec_eval ``all_trec`` measure, registered by name.
+- :mod:`~onlineeval.offline.measures` — every measure (trec_eval's and the others), declared
+  with its formula, edge cases and source in one registry; the reference page
+  docs/reference/offline-measures.md is generated from it.
+- :mod:`~onlineeval.offline.summaries` — trec_eval's -c resets and summaries over queries.
 - :mod:`~onlineeval.offline.trec_eval` — ``trec_eval(...)``: selection, summaries and the exact
   text output behind ``onlineeval trec-eval``.
 
@@ -28,7 +31,7 @@ from onlineeval.offline.ranking import (
     QueryMismatchWarning,
     SkippedQueriesWarning,
 )
-from onlineeval.offline.trec_format import read_qrels, read_run
+from onlineeval.offline.reading import read_qrels, read_run
 
 __all__ = ["NoSharedQueriesWarning", "QueryMismatchWarning", "SkippedQueriesWarning", "compare",
            "evaluate", "rbo", "read_qrels", "read_run"]

@@ -1,27 +1,14 @@
 """``evaluate``: judged measures by name, per query or averaged, on the trec_eval engine.
 
 Measure names
-    Every name resolves through one registry, :data:`onlineeval.offline.measures.base.MEASURES`
-    — the one the ``trec-eval`` command reads. It holds trec_eval's measures, the measures of
-    :mod:`onlineeval.offline.extra_measures`, and the familiar spellings as aliases. Lookups are
-    case-insensitive. A name is read as
-
-    * a registered name or alias without parameters: ``map``, ``AP``, ``MRR``, ``R-prec``,
-      ``ndcg``, ``11pt`` (= ``11pt_avg``), ``pr_curve`` (= ``iprec_at_recall``), ``bpref``;
-    * ``NAME@K`` (familiar form; ``K`` a positive integer or a comma-separated list):
-      ``P@10``, ``R@100``, ``nDCG@10`` (= trec_eval ``ndcg_cut_10``, linear gain),
-      ``AP@10`` / ``MAP@10`` (= ``map_cut_10``: divisor is the number of relevant documents,
-      as trec_eval and BEIR), ``success@1``, ``RR@10`` / ``MRR@10``, ``nDCG_exp@10``,
-      ``DCG@10``, ``DCG_exp@10``, ``CG@10``, ``ERR@10``, ``R_cap@10``, ``Best@10``,
-      ``fallout@10``, ``judged@10``, ``F@10`` / ``F1@10`` / ``F0.5@10`` (β in the name);
-    * trec_eval's ``-m`` syntax ``NAME.PARAMS`` (``P.5,10``, ``ndcg.1=3,2=9``) or its printed
-      value names ``NAME_PARAM`` (``P_10``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``);
-    * options in parentheses after any extra measure: ``ERR@10(gmax=4)``, ``F@10(beta=2)``.
-
-    Output columns carry canonical names: trec_eval's value names for trec_eval measures
-    (``nDCG@10`` → ``ndcg_cut_10``, ``AP`` → ``map``, ``MRR`` → ``recip_rank``) and
-    ``STEM@K`` for the others (``MRR@10`` → ``RR@10``, ``F@10`` → ``F1@10``). Asking for the
-    same value twice yields one column.
+    Every name resolves through one registry, :data:`onlineeval.offline.measures.MEASURES` —
+    the one the ``trec-eval`` command reads — by :func:`~onlineeval.offline.measures.names.
+    parse_measure` (accepted forms there; every measure in docs/reference/offline-measures.md):
+    trec_eval's names (``ndcg_cut.10``, ``P_10``), ``NAME@K`` (``nDCG@10``, ``MRR@10``,
+    ``F0.5@10``), aliases (``AP``, ``R-prec``) and options (``ERR@10(gmax=4)``). Output columns
+    carry canonical names: trec_eval's value names for trec_eval measures (``nDCG@10`` →
+    ``ndcg_cut_10``, ``AP`` → ``map``) and ``STEM@K`` for the others (``MRR@10`` → ``RR@10``).
+    Asking for the same value twice yields one column.
 
 Which queries, and the summary row
     As trec_eval: the queries that have judgments and results (a run query without judgments
@@ -36,141 +23,25 @@ Which queries, and the summary row
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from onlineeval.errors import InvalidParameterError
-from onlineeval.offline import extra_measures as _extra  # registers extras and aliases
-from onlineeval.offline.measures.base import MEASURES, Params
-from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
-from onlineeval.offline.trec_eval import _fix_missing, _sequential_sum
-from onlineeval.offline.trec_format import Labelled, read_run
+from onlineeval.offline.hugepages import no_hugepage_advice
+from onlineeval.offline.measures.base import Measure
+from onlineeval.offline.measures.names import MeasureSpec, parse_measure
+from onlineeval.offline.ranking import Ranked, prepare
+from onlineeval.offline.reading import Labelled, read_run
+from onlineeval.offline.summaries import reset_missing, summary_value
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MeasureSpec", "as_run_frame", "evaluate", "parse_measure", "pr_curve"]
-
-_OPTIONS = re.compile(r"^(?P<head>[^()]*)\((?P<opts>[^()]*)\)$")
-_AT = re.compile(r"^(?P<base>[^@]+)@(?P<params>[^@]*)$")
-_UNDERSCORE = re.compile(r"^(?P<base>.+?)_(?P<params>[0-9]+(?:\.[0-9]+)?)$")
-_FBETA = re.compile(r"^f(?P<beta>[0-9]+(?:\.[0-9]+)?)$", re.IGNORECASE)
-_CUTOFFS = re.compile(r"^[0-9]+(?:,[0-9]+)*$")
-
-
-@dataclass(frozen=True)
-class MeasureSpec:
-    """A parsed measure name: the registry entry, its parameters and its value names."""
-
-    text: str
-    measure: Any
-    params: Params
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.params.names
-
-    def compute(self, ranked: Ranked) -> list[np.ndarray]:
-        return list(self.measure.compute(ranked, self.params.values))
-
-
-def _parse_options(text: str, name: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in filter(None, (t.strip() for t in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise InvalidParameterError(
-                f"measure {name!r}: option {item!r} is not key=value; write e.g. "
-                f"ERR@10(gmax=4) or F@10(beta=2)"
-            )
-        out[key.strip().lower()] = value.strip()
-    return out
-
-
-def parse_measure(name: str) -> MeasureSpec:
-    """Resolve one measure name (see the module docstring) to a :class:`MeasureSpec`.
-
-    Raises
-    ------
-    UnknownNameError
-        The name is not a measure (the message suggests the closest one).
-    InvalidParameterError
-        The parameters or options do not fit the measure.
-    """
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidParameterError(f"a measure name must be a non-empty string; got {name!r}")
-    text = name.strip()
-    options: dict[str, str] = {}
-    m = _OPTIONS.match(text)
-    if m:
-        text = m.group("head").strip()
-        options = _parse_options(m.group("opts"), name)
-
-    measure: Any = None
-    params_text: str | None = None
-    if text in MEASURES and not text.endswith("@"):
-        measure = MEASURES.get(text)
-    elif (m := _AT.match(text)) is not None:
-        base, params_text = m.group("base"), m.group("params")
-        if not _CUTOFFS.match(params_text) or any(int(c) < 1 for c in params_text.split(",")):
-            raise InvalidParameterError(
-                f"measure {name!r}: the cutoff after '@' must be a positive integer (or a "
-                f"comma-separated list), e.g. {base}@10"
-            )
-        if (fb := _FBETA.match(base)) is not None:
-            measure = MEASURES.get("F")
-            if "beta" in options:
-                raise InvalidParameterError(
-                    f"measure {name!r}: beta is given twice (in the name and as an option)"
-                )
-            options["beta"] = fb.group("beta")
-        elif f"{base}@" in MEASURES:
-            measure = MEASURES.get(f"{base}@")
-        else:
-            measure = MEASURES.get(base)
-        if measure.params != "cutoffs":
-            raise InvalidParameterError(
-                f"measure {name!r}: {measure.name!r} does not take a rank cutoff '@k'"
-                + ("" if measure.params == "none" else
-                   f"; give its parameters as {measure.name}.PARAMS")
-            )
-    elif "." in text and text.split(".", 1)[0] in MEASURES:
-        base, params_text = text.split(".", 1)
-        measure = MEASURES.get(base)
-    elif (m := _UNDERSCORE.match(text)) is not None and m.group("base") in MEASURES:
-        measure, params_text = MEASURES.get(m.group("base")), m.group("params")
-    else:
-        MEASURES.get(text)  # raises UnknownNameError with a did-you-mean hint
-
-    if isinstance(measure, _extra.ExtraMeasure):
-        params = measure.parse(params_text, options)
-    else:
-        if options:
-            raise InvalidParameterError(
-                f"measure {name!r}: trec_eval measure {measure.name!r} takes no options in "
-                f"parentheses; give its parameters as {measure.name}.PARAMS"
-            )
-        params = measure.parse(params_text)
-    return MeasureSpec(text=name, measure=measure, params=params)
-
-
-def _summary(measure: Any, values: np.ndarray, n_q: int) -> Any:
-    """trec_eval's summary of one value over the evaluated queries (see module docstring)."""
-    kind = getattr(measure, "summary", "mean")
-    if kind == "sum":
-        return int(np.asarray(values, dtype=np.float64).sum())
-    if kind == "count":
-        return n_q
-    if kind in ("none", "runid"):
-        return None
-    mean = _sequential_sum(values) / n_q
-    return float(np.exp(mean)) if kind == "gm" else mean
+__all__ = ["as_run_frame", "evaluate", "pr_curve"]
 
 
 def _import_in_background(name: str) -> None:
@@ -194,12 +65,12 @@ def _import_in_background(name: str) -> None:
 
 
 def _compute(specs: list[MeasureSpec],
-             ranked: Ranked) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+             ranked: Ranked) -> tuple[dict[str, np.ndarray], dict[str, Measure]]:
     """Per-query values of every requested value name, and the measure that gave each."""
     columns: dict[str, np.ndarray] = {}
-    owner: dict[str, Any] = {}
+    owner: dict[str, Measure] = {}
     for spec in specs:
-        if getattr(spec.measure, "summary", "mean") == "runid":
+        if spec.measure.summary == "runid":
             raise InvalidParameterError(
                 f"measure {spec.text!r} is the run's id, not a per-query value; read it "
                 f"with onlineeval.offline.read_run(...)['tag'] instead"
@@ -210,7 +81,8 @@ def _compute(specs: list[MeasureSpec],
         for value_name, values in zip(spec.names, spec.compute(ranked), strict=True):
             if value_name in columns:
                 continue
-            columns[value_name] = _fix_missing(value_name, np.asarray(values), ranked.missing)
+            columns[value_name] = reset_missing(spec.measure, value_name, np.asarray(values),
+                                                ranked)
             owner[value_name] = spec.measure
     return columns, owner
 
@@ -280,12 +152,11 @@ def evaluate(
     if per_query:
         out = pd.DataFrame({"qid": ranked.qids.astype(str)})
         for value_name, values in columns.items():
-            if getattr(owner[value_name], "summary", "mean") != "count":  # num_q: not per query
+            if owner[value_name].summary != "count":  # num_q: not per query
                 out[value_name] = values
         return out
-    n_q = ranked.n_queries
-    row = {name: [_summary(owner[name], vals, n_q)] for name, vals in columns.items()}
-    row["num_q"] = [n_q]
+    row = {name: [summary_value(owner[name], vals, ranked)] for name, vals in columns.items()}
+    row["num_q"] = [ranked.n_queries]
     return pd.DataFrame(row)
 
 
@@ -309,7 +180,7 @@ def pr_curve(qrels: Any, run: Any, relevance_level: int = 1) -> pd.DataFrame:
 def as_run_frame(run: Any, what: str = "run") -> pd.DataFrame:
     """A run (path, DataFrame or ``{qid: {docno: score}}``) as DataFrame (qid, docno, score).
 
-    Validated as :func:`~onlineeval.offline.trec_format.read_run` validates it. ``what`` names
+    Validated as :func:`~onlineeval.offline.reading.read_run` validates it. ``what`` names
     a DataFrame or dict input in error messages (e.g. ``"rbo second run (run_b)"``), so a
     caller taking several runs can say which one is bad; a file is named by its path and line.
     """

@@ -263,7 +263,7 @@ _REFUSED = {
 def check_measures(measures: Sequence[str]) -> None:
     """Raise :class:`InvalidParameterError` for a measure a paired comparison cannot use
     (see the module docstring); unknown names raise the registry's did-you-mean error."""
-    from onlineeval.offline.api import parse_measure
+    from onlineeval.offline.measures.names import parse_measure
 
     for name in measures:
         kind = getattr(parse_measure(name).measure, "summary", "mean")

@@ -23,7 +23,8 @@ not the sum of the per-query num_rel); :func:`onlineeval.offline.evaluate` keeps
 For a query missing from the run under ``complete``, trec_eval computes every measure on its
 one-document stand-in ranking and then zeroes the values named ``num_ret``, ``utility``,
 ``rbp_resid`` and any starting ``unj``, and empties ``relstring`` (exact names: ``utility_2,...``
-or ``relstring_20`` keep their stand-in values). We do the same.
+or ``relstring_20`` keep their stand-in values). We do the same: each measure declares its
+reset (``Measure.missing_reset``; :mod:`onlineeval.offline.summaries`).
 
 Print format (``meas_print_single.c`` / ``meas_print_final.c``): ``%-22s\\t%s\\t%6.4f`` for
 values, ``%ld`` for counts, ``'%s'`` for relstring, the run id as text. An undefined value
@@ -43,13 +44,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from onlineeval.errors import InvalidParameterError
-from onlineeval.offline.measures import MEASURES, NICKNAMES, Params, TrecMeasure, ordered
-from onlineeval.offline.ranking import Ranked, no_hugepage_advice, prepare
+from onlineeval.offline.hugepages import no_hugepage_advice
+from onlineeval.offline.measures import MEASURES, NICKNAMES, Measure, Params, ordered
+from onlineeval.offline.ranking import Ranked, prepare
+from onlineeval.offline.summaries import reset_missing, summary_value
 
 if TYPE_CHECKING:
     import pandas as pd
 
-Request = tuple[TrecMeasure, Params]
+Request = tuple[Measure, Params]
 
 
 def parse_measures(specs: Sequence[str]) -> list[Request]:
@@ -161,65 +164,18 @@ def _line(name: str, qid: str, value: Any, fmt: str) -> str:
     return f"{name:<22}\t{qid}\t{value}\n"
 
 
-_ZEROED_FOR_MISSING = ("num_ret", "utility", "rbp_resid")
-
-
-def _fix_missing(name: str, values: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
-    """trec_eval -c: ``values`` of value ``name`` with what trec_eval resets for a query that
-    is missing from the run (see the module docstring); a copy when anything changes."""
-    if missing is None or not missing.any():
-        return values
-    values = np.array(values, copy=True)
-    if name == "relstring":
-        values[missing] = ""
-    elif name in _ZEROED_FOR_MISSING or name.startswith("unj"):
-        values[missing] = 0
-    return values
-
-
 def evaluate_ranked(ranked: Ranked, measures: Sequence[str] = ("official",)) -> TrecEvalResult:
     """Compute the requested measures on a prepared ranking, trec_eval's way."""
     requests = parse_measures(measures)
     values: dict[str, np.ndarray] = {}
+    summary: dict[str, Any] = {}
     for measure, params in requests:
         arrays = measure.compute(ranked, params.values)
         for name, arr in zip(params.names, arrays, strict=True):
-            values[name] = _fix_missing(name, np.array(arr, copy=True), ranked.missing)
-    n = ranked.n_queries
-    summary: dict[str, Any] = {}
-    for measure, params in requests:
-        for name in params.names:
-            vals = values[name]
-            if measure.summary == "runid":
-                summary[name] = ranked.runid
-            elif measure.summary == "count":
-                summary[name] = n
-            elif name == "num_rel" and ranked.complete:
-                summary[name] = _complete_num_rel(ranked)
-            elif measure.summary == "sum":
-                summary[name] = int(np.asarray(vals, dtype=np.float64).sum())
-            elif measure.summary == "mean":
-                summary[name] = _sequential_sum(vals) / n
-            elif measure.summary == "gm":
-                summary[name] = float(np.exp(_sequential_sum(vals) / n))
+            values[name] = reset_missing(measure, name, np.array(arr, copy=True), ranked)
+            summary[name] = summary_value(measure, values[name], ranked,
+                                          as_trec_eval_prints=True)
     return TrecEvalResult(ranked, requests, values, summary)
-
-
-def _complete_num_rel(ranked: Ranked) -> int:
-    """The ``num_rel`` summary under ``-c``: judgments with grade > 0 in the whole qrels.
-
-    trec_eval's m_num_rel.c recounts the qrels for this line instead of adding the per-query
-    values, and counts grade > 0 whatever ``-l`` says: with ``-l 2`` (or ``-l 0``) the line
-    differs from the sum of the per-query num_rel. Under ``-c`` every judged query is
-    evaluated, so ``rel_levels`` holds the whole qrels.
-    """
-    return int(ranked.rel_levels[:, 1:].sum())
-
-
-def _sequential_sum(values: np.ndarray) -> float:
-    """Left-to-right sum (trec_eval's accumulation order); np.sum would pair terms."""
-    vals = np.asarray(values, dtype=np.float64)
-    return float(np.cumsum(vals)[-1]) if len(vals) else 0.0
 
 
 def trec_eval(qrels: Any, run: Any, measures: Sequence[str] = ("official",),
@@ -245,7 +201,7 @@ def trec_eval(qrels: Any, run: Any, measures: Sequence[str] = ("official",),
     if max_results is not None and int(max_results) < 0:
         raise InvalidParameterError(f"max_results (-M) must be >= 0, got {max_results}")
     parse_measures(measures)  # fail on a bad measure name before reading big files
-    with no_hugepage_advice():  # a performance hint only (see ranking.no_hugepage_advice)
+    with no_hugepage_advice():  # a performance hint only (see offline.hugepages)
         ranked = prepare(qrels, run, relevance_level=relevance_level, max_results=max_results,
                          complete=complete)
         return evaluate_ranked(ranked, measures)

@@ -154,7 +154,7 @@ def _offline(study: Study, exp: Experiment,
         # runs recur across the pairs of a study: score each (qrels, run) once. The qrels
         # go by path, not as a frame read once: then errors name the file and line, and a
         # judgment that trec_eval reads from the file (a qid starting with '#') is not
-        # refused as a frame's would be (see onlineeval.offline.trec_format)
+        # refused as a frame's would be (see onlineeval.offline.reading)
         key = (exp.qrels, run)
         if key not in cache.scores:
             cache.scores[key] = per_query_scores(exp.qrels, run, list(study.measures),

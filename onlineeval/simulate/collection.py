@@ -1,8 +1,9 @@
-"""A synthetic judged collection, rankers of controlled quality, and a small NDCG@k."""
+"""A synthetic judged collection, rankers of controlled quality, and their NDCG@k."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,21 +149,27 @@ def make_run(collection: Collection, name: str, noise_sd: float,
 
 
 def ndcg_per_query(collection: Collection, run: Run, k: int = 10) -> dict[str, float]:
-    """NDCG@k per topic of the collection, as trec_eval's ``ndcg_cut.k`` defines it.
+    """NDCG@k per topic of the collection: trec_eval's ``ndcg_cut.k``, from the offline engine.
 
     DCG@k = sum over ranks r <= k of grade_r / log2(r + 1) (linear gain); the ideal DCG sorts
-    all judged grades of the topic. A topic missing from the run scores 0; a topic without a
-    relevant document scores 0.
+    all judged grades of the topic. The run is scored in its own rank order (``Run.docs``). A
+    topic missing from the run scores 0 (trec_eval -c); a topic without a relevant document
+    scores 0.
     """
-    out: dict[str, float] = {}
-    for qid in collection.qids:
-        judged = collection.qrels[qid]
-        ideal = sorted(judged.values(), reverse=True)[:k]
-        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-        shown = run.ranking(qid)[:k]
-        dcg = sum(judged.get(d, 0) / math.log2(i + 2) for i, d in enumerate(shown))
-        out[qid] = dcg / idcg if idcg > 0 else 0.0
-    return out
+    from onlineeval.offline import NoSharedQueriesWarning, evaluate
+
+    # scores that reproduce the run's rank order exactly (no ties for trec_eval to break)
+    ranks = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)}
+             for q, docs in run.docs.items() if docs}
+    if not ranks:
+        return {qid: 0.0 for qid in collection.qids}
+    with warnings.catch_warnings():
+        # a run that shares no topic with the collection scores 0 everywhere, as documented
+        warnings.simplefilter("ignore", NoSharedQueriesWarning)
+        per = evaluate({q: collection.qrels[q] for q in collection.qids}, ranks,
+                       [f"ndcg_cut.{int(k)}"], per_query=True, complete=True)
+    values = dict(zip(per["qid"], per[f"ndcg_cut_{int(k)}"].astype(float), strict=True))
+    return {qid: float(values.get(qid, 0.0)) for qid in collection.qids}
 
 
 def ndcg_at_k(collection: Collection, run: Run, k: int = 10) -> float:

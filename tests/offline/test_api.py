@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from onlineeval.errors import InputError, InvalidParameterError, UnknownNameError
-from onlineeval.offline.api import evaluate, parse_measure, pr_curve
-from onlineeval.offline.extra_measures import ExtraMeasure
+from onlineeval.offline.api import evaluate, pr_curve
 from onlineeval.offline.measures.base import MEASURES
+from onlineeval.offline.measures.names import parse_measure
 
 # the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
 # tests/offline/test_query_overlap.py checks the warning that says so
@@ -135,15 +135,16 @@ def test_bad_names(name, error, match):
 
 
 def test_every_extra_measure_is_in_the_engine_registry():
-    extras = [name for name, obj in MEASURES.items() if isinstance(obj, ExtraMeasure)]
+    extras = [name for name, obj in MEASURES.items() if not obj.is_trec_eval]
     assert sorted(extras) == sorted(
         ["nDCG_exp", "DCG", "DCG_exp", "CG", "RR_cut", "ERR", "R_cap", "Best", "fallout",
          "judged", "F"])
     for name in extras:
         obj = MEASURES.get(name)
-        assert obj.doc, f"{name} has no documentation"
+        assert obj.title and obj.formula and obj.citation, f"{name} has no documentation"
         k = "@5" if obj.cutoff == "required" else ""
-        assert parse_measure(f"{obj.stem if name != 'F' else 'F1'}{k}").measure is obj
+        stem = obj.value_stem + ("1" if obj.name_option else "")
+        assert parse_measure(f"{stem}{k}").measure is obj
 
 
 def test_err_gmax_below_a_grade_is_an_error():

@@ -4,7 +4,7 @@ Each case writes one collection twice — without and with a leading BOM (EF BB 
 same layout (LF or CRLF line ends; one space, one tab, two spaces or a space and a tab between
 fields; a comment as the first line or not) and reads both through the public readers, the
 engine's loaders and ``evaluate``, with the reader chosen as usual (pyarrow's CSV reader for
-clean files) or forced to the line scanner (as without pyarrow). The file with the BOM must
+clean files) or forced to the line scanner. The file with the BOM must
 read exactly as the one without; the scores are also checked against values worked out by
 hand. Before the fix the scanner kept the mark in the first qid: a BOM qrels invented a query,
 a BOM run lost its first line to a query nobody judged.
@@ -22,8 +22,8 @@ import pytest
 
 from onlineeval.cli import main
 from onlineeval.errors import LogFormatError
-from onlineeval.offline import evaluate, read_qrels, read_run
-from onlineeval.offline import trec_format as tf
+from onlineeval.offline import evaluate, read_qrels, read_run, reading
+from onlineeval.offline.reading import arrow_reader
 
 BOM = b"\xef\xbb\xbf"
 
@@ -47,9 +47,9 @@ def trec_text(rows: list[tuple[str, ...]], sep: str, newline: str, comment: bool
 @pytest.fixture
 def fast_reads(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> dict | None:
     """Which files the pyarrow reader parsed (name -> bool); with the parameter "scanner"
-    it is switched off, as when pyarrow is not installed, and the fixture gives None."""
+    it is switched off, so every file goes to the line scanner, and the fixture gives None."""
     used: dict[str, bool] = {}
-    real = tf._fast_read
+    real = arrow_reader.read_regular
     scanner_only = request.param == "scanner"
 
     def spy(path, kind, full=False):
@@ -57,11 +57,11 @@ def fast_reads(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) 
         used[Path(path).name] = used.get(Path(path).name, False) or got is not None
         return got
 
-    monkeypatch.setattr(tf, "_fast_read", spy)
+    monkeypatch.setattr(arrow_reader, "read_regular", spy)
     return None if scanner_only else used
 
 
-def _engine_rows(cols: tf.Columns) -> list[tuple[str, str, float]]:
+def _engine_rows(cols: reading.Columns) -> list[tuple[str, str, float]]:
     def text(col):
         return [str(v) for v in (col.to_pylist() if hasattr(col, "to_pylist") else col)]
     return list(zip(text(cols.qid), text(cols.docno), np.asarray(cols.value).tolist(),
@@ -82,7 +82,7 @@ def test_bom_file_reads_as_the_file_without_it(tmp_path, fast_reads, kind, newli
     plain.write_bytes(body)
     marked.write_bytes(BOM + body)
     read = read_qrels if kind == "qrels" else read_run
-    load = tf.load_qrels if kind == "qrels" else tf.load_run
+    load = reading.load_qrels if kind == "qrels" else reading.load_run
 
     pd.testing.assert_frame_equal(read(marked), read(plain))
     assert read(marked)["qid"].tolist() == [r[0] for r in rows]    # no "\ufeffq1"
@@ -131,7 +131,7 @@ def test_bom_at_the_start_of_a_later_line_is_an_error_naming_it(tmp_path, fast_r
     path = tmp_path / f"cat.{kind}"
     path.write_bytes(BOM + first + prefix.encode() + BOM + rest)
     read = read_qrels if kind == "qrels" else read_run
-    load = tf.load_qrels if kind == "qrels" else tf.load_run
+    load = reading.load_qrels if kind == "qrels" else reading.load_run
     for reader in (read, load):
         with pytest.raises(LogFormatError, match="byte-order mark") as err:
             reader(path)
@@ -152,7 +152,7 @@ def test_compressed_or_utf16_file_is_one_clear_error(tmp_path, kind, encode, nee
     path = tmp_path / f"odd.{kind}"
     path.write_bytes(encode(body))
     read = read_qrels if kind == "qrels" else read_run
-    load = tf.load_qrels if kind == "qrels" else tf.load_run
+    load = reading.load_qrels if kind == "qrels" else reading.load_run
     for reader in (read, load):
         with pytest.raises(LogFormatError) as err:
             reader(path)

@@ -16,7 +16,8 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onlineeval.offline.api import evaluate, parse_measure
+from onlineeval.offline.api import evaluate
+from onlineeval.offline.measures.names import parse_measure
 
 # the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
 # tests/offline/test_query_overlap.py checks the warning that says so

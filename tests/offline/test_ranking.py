@@ -9,8 +9,15 @@ import pandas as pd
 import pytest
 
 from onlineeval.errors import InputError
-from onlineeval.offline import ranking
-from onlineeval.offline.ranking import NONPOOL, UNJUDGED, prepare
+from onlineeval.offline import hugepages, ranking
+from onlineeval.offline.ranking import (
+    NONPOOL,
+    UNJUDGED,
+    docno_keys,
+    general_sort,
+    grouped_sort,
+    prepare,
+)
 
 # the fixtures include judged queries the run lacks on purpose (trec_eval skips them);
 # tests/offline/test_query_overlap.py checks the warning that says so
@@ -21,12 +28,10 @@ def frame(rows, value):
     return pd.DataFrame(rows, columns=["qid", "docno", value])
 
 
-@pytest.fixture(params=["arrow", "numpy"])
-def string_backend(request, monkeypatch):
-    """Run each test with the pyarrow string path and with the pandas/numpy fallback."""
-    if request.param == "numpy":
-        monkeypatch.setattr(ranking._Strings, "for_columns",
-                            classmethod(lambda cls, *cols: cls(False)))
+@pytest.fixture(params=["arrow"])
+def string_backend(request):
+    """The string backend of prepare: pyarrow (a required dependency; the numpy fallback for a
+    missing pyarrow is gone)."""
     return request.param
 
 
@@ -133,7 +138,7 @@ def test_rank_order_paths_agree_with_a_plain_sort(sizes):
     score = rng.integers(0, 4, n).astype(float)         # many ties
     drank = rng.permutation(n).astype(np.int32)          # distinct docno ranks
     by_key = np.argsort(qi.astype(np.int64) * n + drank, kind="stable")
-    order = ranking._rank_order(qi, score, drank, len(sizes), n, by_key)
+    order = general_sort._rank_order(qi, score, drank, len(sizes), by_key)
     expected = sorted(range(n), key=lambda i: (qi[i], -score[i], -drank[i]))
     assert order.tolist() == expected
 
@@ -154,7 +159,7 @@ def test_key_order_matches_a_global_sort(layout):
         qi = np.repeat(np.array([0, 1, 0, 2]), 6)
     qi = qi.astype(np.int32)
     drank = rng.permutation(len(qi)).astype(np.int32)
-    got = ranking._key_order(qi, drank, 4)
+    got = general_sort._key_order(qi, drank)
     if layout in ("blocks", "blocks_unordered"):
         expected = np.argsort(qi.astype(np.int64) * len(qi) + drank, kind="stable")
         assert got.tolist() == expected.tolist()
@@ -177,9 +182,11 @@ def test_absurd_grade_is_a_clear_error():
 
 
 # --------------------------------------------------------------------------- fast path
-# prepare() takes a shortcut when each query's rows form one block of equal length without
-# duplicate documents (_fast_order + _judged_codes). These tests check that shortcut against
-# a plain Python ranking written from trec_eval's rules, on data built to stress it.
+# prepare() takes a shortcut when each query's rows form one block (any lengths) without
+# duplicate documents (grouped_sort: hashed docno keys, sorts of padded query rows). These
+# tests check that shortcut against a plain Python ranking written from trec_eval's rules, on
+# data built to stress it: ties, close scores, ragged blocks, docnos of many lengths (and
+# non-ASCII ones), and a weak hash that makes every docno of a query collide.
 
 def _assert_is_reference(r, qrels_rows, run_rows):
     qids, counts, rel, score, docno = _reference(qrels_rows, run_rows)
@@ -211,37 +218,69 @@ def _reference(qrels_rows, run_rows):
     return qids, counts, rel, score, docno
 
 
-def _random_blocks(seed, n_q, width, close_scores=False):
+_NAMES = ["d{}", "doc-{:07d}", "clueweb12-0000tw-00-{:05d}", "Dé{}", "x{}" + "y" * 40]
+
+
+def _random_blocks(seed, n_q, width, close_scores=False, ragged=False):
+    """Random qrels and run rows, each query's run rows in one block (ragged: of 1..width
+    rows, docnos of several lengths, some non-ASCII, one longer than the hashed keys take)."""
     rng = np.random.default_rng(seed)
     qids = [f"q{i}" for i in rng.permutation(n_q)]          # blocks not in byte order
     run_rows, qrels_rows = [], []
     for q in qids:
-        docs = rng.choice(4 * width, size=width, replace=False)
-        scores = rng.integers(0, 4, size=width) / 4.0        # many ties
+        n_docs = int(rng.integers(1, width + 1)) if ragged else width
+        nums = rng.choice(4 * width, size=n_docs, replace=False)
+        docs = [_NAMES[int(i) % (len(_NAMES) - 1)].format(i) if ragged else f"d{i}"
+                for i in nums]
+        scores = rng.integers(0, 4, size=n_docs) / 4.0      # many ties
         if close_scores:   # distinct scores closer than the packed key can tell apart
-            scores = 1.0 + rng.integers(0, 3, size=width) * 2.0 ** -50
-        scores = np.where(rng.random(width) < 0.1, -scores, scores)   # -0.0 and negatives
+            scores = 1.0 + rng.integers(0, 3, size=n_docs) * 2.0 ** -50
+        scores = np.where(rng.random(n_docs) < 0.1, -scores, scores)   # -0.0 and negatives
         for d, s in zip(docs, scores, strict=True):
-            run_rows.append((q, f"d{d}", float(s)))
+            run_rows.append((q, d, float(s)))
             if rng.random() < 0.5:
-                qrels_rows.append((q, f"d{d}", int(rng.integers(-1, 4))))
+                qrels_rows.append((q, d, int(rng.integers(-1, 4))))
         qrels_rows.append((q, f"never{q}", 1))               # judged, not retrieved
     qrels_rows.append(("judged_only", "x", 2))               # a query without results
     return qrels_rows, run_rows
 
 
+def _weak_hash(words):
+    # every docno of a query collides with many others: the confirmation must catch it
+    return (words[:, 0] & np.uint64(3)).astype(np.uint64)
+
+
 @pytest.mark.parametrize("close_scores", [False, True])
-@pytest.mark.parametrize("dense", [True, False])
-def test_fast_path_matches_a_plain_ranking(close_scores, dense, monkeypatch, string_backend):
-    calls = []
-    real = ranking._fast_order
-    monkeypatch.setattr(ranking, "_fast_order",
-                        lambda *a: calls.append(1) or real(*a))
-    if not dense:  # force the hash join used for big (query, docno) tables
-        monkeypatch.setattr(ranking, "_MAX_DENSE_CELLS", 0)
-    qrels_rows, run_rows = _random_blocks(7, n_q=40, width=25, close_scores=close_scores)
+@pytest.mark.parametrize("hashing", ["real", "colliding"])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_fast_path_matches_a_plain_ranking(close_scores, hashing, ragged, monkeypatch,
+                                           string_backend):
+    results = []
+    real = grouped_sort.rank_groups
+    monkeypatch.setattr(grouped_sort, "rank_groups",
+                        lambda *a: results.append(real(*a)) or results[-1])
+    if hashing == "colliding":
+        monkeypatch.setattr(docno_keys, "_hash_words", _weak_hash)
+    qrels_rows, run_rows = _random_blocks(7, n_q=40, width=25, close_scores=close_scores,
+                                          ragged=ragged)
     r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
-    assert calls, "the fast path was not tried"
+    assert results, "the fast path was not tried"
+    # it ranks the run itself, unless every docno collides (then the general path does)
+    assert (results[0] is None) == (hashing == "colliding")
+    _assert_is_reference(r, qrels_rows, run_rows)
+
+
+def test_docnos_too_long_to_hash_take_the_general_path(monkeypatch):
+    qrels_rows, run_rows = _random_blocks(8, n_q=10, width=6)
+    long = "x" * (docno_keys.MAX_BYTES + 1)
+    run_rows = [(q, d if i else long, s) for i, (q, d, s) in enumerate(run_rows)]
+    qrels_rows.append((run_rows[0][0], long, 3))
+    results = []
+    real = grouped_sort.rank_groups
+    monkeypatch.setattr(grouped_sort, "rank_groups",
+                        lambda *a: results.append(real(*a)) or results[-1])
+    r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
+    assert results == [None]
     _assert_is_reference(r, qrels_rows, run_rows)
 
 
@@ -251,7 +290,7 @@ def test_fast_path_agrees_with_general_path_with_flags(monkeypatch):
     for kwargs in ({"max_results": 5}, {"complete": True}, {"relevance_level": 2}):
         fast = prepare(qrels, run, keep_docnos=True, **kwargs)
         with monkeypatch.context() as m:
-            m.setattr(ranking, "_fast_order", lambda *a: None)
+            m.setattr(grouped_sort, "rank_groups", lambda *a: None)
             slow = prepare(qrels, run, keep_docnos=True, **kwargs)
         assert fast.qids.tolist() == slow.qids.tolist()
         assert fast.offsets.tolist() == slow.offsets.tolist()
@@ -273,22 +312,25 @@ def test_fast_path_layout_misses_fall_back():
 
 
 # --------------------------------------------------------------------------- fast path pieces
-# _fast_order works through the blocks in pieces of about _CHUNK_CELLS rows, two threads at a
+# rank_groups works through the blocks in pieces of about _CHUNK_CELLS cells, two threads at a
 # time; a tiny piece size forces many pieces (and, with close scores, pieces that need the
 # exact fallback next to pieces that do not).
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 17])
 @pytest.mark.parametrize("close_scores", [False, True])
-def test_fast_path_in_pieces_matches_a_plain_ranking(chunk, close_scores, monkeypatch):
-    monkeypatch.setattr(ranking, "_CHUNK_CELLS", chunk)
+@pytest.mark.parametrize("ragged", [False, True])
+def test_fast_path_in_pieces_matches_a_plain_ranking(chunk, close_scores, ragged, monkeypatch):
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", chunk)
     calls = []
-    real = ranking._fast_order
-    monkeypatch.setattr(ranking, "_fast_order", lambda *a: calls.append(1) or real(*a))
-    qrels_rows, run_rows = _random_blocks(5, n_q=23, width=9, close_scores=close_scores)
+    real = grouped_sort.rank_groups
+    monkeypatch.setattr(grouped_sort, "rank_groups",
+                        lambda *a: calls.append(real(*a)) or calls[-1])
+    qrels_rows, run_rows = _random_blocks(5, n_q=23, width=9, close_scores=close_scores,
+                                          ragged=ragged)
     # queries of the run without judgments are dropped before the fast path
     run_rows += [("unjudged_q", f"d{i}", float(i % 3)) for i in range(9)]
     r = prepare(frame(qrels_rows, "rel"), frame(run_rows, "score"), keep_docnos=True)
-    assert calls and r.ignored_run_queries == 1
+    assert calls and calls[0] is not None and r.ignored_run_queries == 1
     _assert_is_reference(r, qrels_rows, run_rows)
 
 
@@ -301,18 +343,18 @@ def test_fast_path_in_pieces_from_files_matches_the_general_path(tmp_path, monke
     qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
     run_path.write_text("".join(f"{q} Q0 {d} {i} {s!r} tag\n"
                                 for i, (q, d, s) in enumerate(run_rows)))
-    monkeypatch.setattr(ranking, "_CHUNK_CELLS", 20)
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", 20)
     fast = prepare(qrels_path, run_path, keep_docnos=True)
-    monkeypatch.setattr(ranking, "_fast_order", lambda *a: None)
+    monkeypatch.setattr(grouped_sort, "rank_groups", lambda *a: None)
     slow = prepare(qrels_path, run_path, keep_docnos=True)
     for name in ("qids", "offsets", "rel", "score", "docno", "rel_levels"):
         assert getattr(fast, name).tolist() == getattr(slow, name).tolist(), name
 
 
 def test_duplicate_judgment_with_a_regular_run_is_still_an_error(monkeypatch):
-    # the duplicate-judgment check runs in a thread next to the fast path; its error must
-    # come out all the same, and an unevaluated query's duplicates must not
-    monkeypatch.setattr(ranking, "_CHUNK_CELLS", 2)
+    # the duplicate-judgment check is separate from the fast path; its error must come out
+    # all the same, and an unevaluated query's duplicates must not
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", 2)
     run = frame([("a", "x", 1.0), ("a", "y", 2.0), ("b", "x", 1.0), ("b", "z", 0.5)],
                 "score")
     qrels = frame([("a", "x", 1), ("b", "z", 0), ("b", "z", 1), ("c", "w", 1), ("c", "w", 0)],
@@ -329,7 +371,7 @@ def test_no_hugepage_advice_restores_the_setting():
     setter = np._core.multiarray._set_madvise_hugepage
     before = setter(True)
     try:
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             assert setter(False) is False      # switched off inside
         assert setter(True) is True            # and back on afterwards
     finally:
@@ -337,24 +379,24 @@ def test_no_hugepage_advice_restores_the_setting():
 
 
 def _thp_flag() -> int:
-    return ranking._prctl()(ranking._PR_GET_THP_DISABLE, 0, 0, 0, 0)
+    return hugepages._prctl()(hugepages._PR_GET_THP_DISABLE, 0, 0, 0, 0)
 
 
 @pytest.mark.parametrize("before", [0, 1])
 def test_no_hugepage_advice_sets_and_restores_the_thp_flag(before):
     # this project runs on Linux (CI and the benchmark machine): the prctl path must exist
-    assert sys.platform.startswith("linux") and ranking._prctl() is not None
+    assert sys.platform.startswith("linux") and hugepages._prctl() is not None
     original = _thp_flag()
-    assert ranking._set_thp_disabled(bool(before)) == bool(original)
+    assert hugepages._set_thp_disabled(bool(before)) == bool(original)
     try:
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             assert _thp_flag() == 1                  # switched off inside
-            with ranking.no_hugepage_advice():       # nested (evaluate -> prepare)
+            with hugepages.no_hugepage_advice():       # nested (evaluate -> prepare)
                 assert _thp_flag() == 1
             assert _thp_flag() == 1                  # the inner block restored "off"
         assert _thp_flag() == before                 # and the caller's setting afterwards
     finally:
-        ranking._set_thp_disabled(bool(original))
+        hugepages._set_thp_disabled(bool(original))
     assert _thp_flag() == original
 
 
@@ -368,14 +410,14 @@ def test_overlapping_blocks_in_two_threads_restore_the_setting():
     seen = {}
 
     def a():
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             a_in.set()
             b_in.wait(5)
         a_out.set()
 
     def b():
         a_in.wait(5)
-        with ranking.no_hugepage_advice():
+        with hugepages.no_hugepage_advice():
             b_in.set()
             a_out.wait(5)
             seen["inside_after_a_left"] = _thp_flag()
@@ -387,7 +429,7 @@ def test_overlapping_blocks_in_two_threads_restore_the_setting():
         t.join(10)
     assert seen == {"inside_after_a_left": 1}      # still off while B's block runs
     assert _thp_flag() == original                  # the caller's setting afterwards
-    assert ranking._advice_depth == 0
+    assert hugepages._advice_depth == 0
 
 
 def _small_pair(tmp_path):
@@ -416,14 +458,14 @@ def test_thp_switch_fallback_when_prctl_is_missing_or_fails(tmp_path, monkeypatc
         return -1                                    # e.g. a kernel without the option
 
     for fake in (None, failing):
-        monkeypatch.setattr(ranking, "_prctl", lambda fake=fake: fake)
-        assert ranking._set_thp_disabled(True) is None
-        with ranking.no_hugepage_advice():           # still runs, numpy's switch still used
+        monkeypatch.setattr(hugepages, "_prctl", lambda fake=fake: fake)
+        assert hugepages._set_thp_disabled(True) is None
+        with hugepages.no_hugepage_advice():           # still runs, numpy's switch still used
             pass
         without = evaluate(qrels, run, measures, per_query=True)
         pd.testing.assert_frame_equal(without, with_switch)
     # a failed query is never followed by a set (nothing to restore)
-    assert calls and set(calls) == {ranking._PR_GET_THP_DISABLE}
+    assert calls and set(calls) == {hugepages._PR_GET_THP_DISABLE}
 
 
 @pytest.mark.parametrize("grades, dtype", [((-1, 0, 1, 3), np.int8),
@@ -438,7 +480,7 @@ def test_rel_codes_in_the_narrowest_type_on_both_paths(grades, dtype, monkeypatc
     qrels_rows = [(q, d, int(rng.choice(grades))) for q, d, _ in qrels_rows]
     qrels, run = frame(qrels_rows, "rel"), frame(run_rows, "score")
     fast = prepare(qrels, run, keep_docnos=True)
-    monkeypatch.setattr(ranking, "_fast_order", lambda *a: None)
+    monkeypatch.setattr(grouped_sort, "rank_groups", lambda *a: None)
     slow = prepare(qrels, run, keep_docnos=True)
     _, _, rel, _, docno = _reference(qrels_rows, run_rows)
     for r in (fast, slow):
@@ -458,3 +500,126 @@ def test_running_count_equals_the_running_sum_at_the_rows(equal_lengths):
         rows = np.flatnonzero(mask)
         assert r.running_count(rows).tolist() == r.segment_cumsum(mask)[rows].tolist()
     assert r.cum_rel.tolist() == r.segment_cumsum(r.is_rel.astype(np.int64)).tolist()
+
+
+def test_docno_keys_do_not_depend_on_the_column_width():
+    # the run's and the qrels' columns are padded to their own longest docno; the same docno
+    # must get the same key in both (a wrong key silently loses a judgment)
+    import pyarrow as pa
+
+    short = docno_keys.DocnoKeys.of(pa.array(["d1", "ab"]))
+    long = docno_keys.DocnoKeys.of(pa.array(["never_retrieved_x" * 3, "d1", "ab"]))
+    assert short.width == 8 and long.width == 56
+    assert short.key.tolist() == long.key[1:].tolist()
+    assert short.same(np.array([0, 1]), long, np.array([1, 2])).all()
+    assert not short.same(np.array([0]), long, np.array([2])).any()
+    assert docno_keys.DocnoKeys.of(pa.array(["x" * (docno_keys.MAX_BYTES + 1)])) is None
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"max_results": 3}, {"complete": True},
+                                    {"relevance_level": 2}])
+def test_dense_table_of_small_dictionaries_matches_a_plain_ranking(tmp_path, monkeypatch,
+                                                                   kwargs):
+    # files with few distinct docnos are read as dictionaries: the relevance then comes from
+    # a (block, judged docno) table instead of the hashed join
+    qrels_rows, run_rows = _random_blocks(23, n_q=40, width=12)
+    qrels_path, run_path = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
+    run_path.write_text("".join(f"{q} Q0 {d} {i} {s!r} tag\n"
+                                for i, (q, d, s) in enumerate(run_rows)))
+    tables = []
+    real = grouped_sort._dense_table
+    monkeypatch.setattr(grouped_sort, "_dense_table",
+                        lambda *a: tables.append(real(*a)) or tables[-1])
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", 30)
+    r = prepare(qrels_path, run_path, keep_docnos=True, **kwargs)
+    assert tables and tables[0] is not None
+    with monkeypatch.context() as m:
+        m.setattr(grouped_sort, "rank_groups", lambda *a: None)
+        slow = prepare(qrels_path, run_path, keep_docnos=True, **kwargs)
+    for name in ("qids", "offsets", "rel", "score", "docno", "rel_levels"):
+        assert getattr(r, name).tolist() == getattr(slow, name).tolist(), name
+    if not kwargs:
+        _assert_is_reference(r, qrels_rows, run_rows)
+    # a document listed twice in one block is still reported, with its count (under -M only
+    # when both copies are kept, as trec_eval: here the copy scores below every other)
+    q, d, _ = run_rows[5]
+    run_path.write_text(run_path.read_text() + f"{q} Q0 {d} 99 -9.0 tag\n")
+    lines = run_path.read_text().splitlines(keepends=True)
+    block = [ln for ln in lines if ln.split()[0] == q]
+    others = [ln for ln in lines if ln.split()[0] != q]
+    run_path.write_text("".join(block + others))
+    if "max_results" in kwargs:
+        assert prepare(qrels_path, run_path, **kwargs).qids.tolist() == r.qids.tolist()
+        return
+    with pytest.raises(InputError, match=f"document '{d}' is listed 2 times for query '{q}'"):
+        prepare(qrels_path, run_path, **kwargs)
+
+
+def test_keys_equal_only_in_their_kept_bits_are_not_a_match(tmp_path, monkeypatch):
+    # the join grid keeps the high bits of each key; two docnos whose (exact, distinct) keys
+    # differ only in the dropped low bits must not be taken for one: here "d1" (retrieved,
+    # unjudged) sits next to "d2" (judged 3, not retrieved) in every query's grid row
+    qrels_rows = [(f"t{i}", "d2", 3) for i in range(20)]
+    run_rows = [(f"t{i}", d, s) for i in range(20) for d, s in (("d1", 2.0), ("d4", 1.0))]
+    qrels_path, run_path = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
+    run_path.write_text("".join(f"{q} Q0 {d} {i} {s!r} tag\n"
+                                for i, (q, d, s) in enumerate(run_rows)))
+    # an exact key per docno ('d' then digits), differing in the low bits only
+    monkeypatch.setattr(docno_keys, "_hash_words", lambda words: words[:, 0] >> np.uint64(8))
+    monkeypatch.setattr(grouped_sort, "_dense_table", lambda *a: None)
+    exact = []
+    real = docno_keys.DocnoKeys.exact_with
+    monkeypatch.setattr(docno_keys.DocnoKeys, "exact_with",
+                        lambda self, other: exact.append(real(self, other)) or exact[-1])
+    r = prepare(qrels_path, run_path, keep_docnos=True)
+    assert exact == [True]
+    _assert_is_reference(r, qrels_rows, run_rows)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"max_results": 4}, {"complete": True},
+                                    {"relevance_level": 2}])
+def test_dicts_look_judgments_up_in_the_qrels_dict(monkeypatch, kwargs):
+    # both sides dicts: each run docno is looked up in its query's inner qrels dict; the
+    # result must be the plain ranking, and the same as through the hashed join
+    qrels_rows, run_rows = _random_blocks(11, n_q=30, width=10, ragged=True)
+    qrels, run = {}, {}
+    for q, d, g in qrels_rows:
+        # grades as a user may give them: int, integral float, bool
+        qrels.setdefault(q, {})[d] = float(g) if g == 2 else True if g == 1 else g
+    for q, d, s in run_rows:
+        run.setdefault(q, {})[d] = s
+    calls = []
+    real = grouped_sort._dict_join
+    monkeypatch.setattr(grouped_sort, "_dict_join",
+                        lambda *a: calls.append(1) or real(*a))
+    r = prepare(qrels, run, keep_docnos=True, **kwargs)
+    assert calls, "the dict lookup was not used"
+    with monkeypatch.context() as m:
+        m.setattr(grouped_sort, "_from_dicts", lambda *a: False)
+        hashed = prepare(qrels, run, keep_docnos=True, **kwargs)
+    for name in ("qids", "offsets", "rel", "score", "docno", "rel_levels"):
+        assert getattr(r, name).tolist() == getattr(hashed, name).tolist(), name
+    if not kwargs:
+        _assert_is_reference(r, qrels_rows, run_rows)
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 17])
+@pytest.mark.parametrize("ragged", [False, True])
+def test_runs_written_in_score_order_rank_as_trec_eval(monkeypatch, chunk, ragged):
+    # blocks already by score descending skip the sort; their ties (-0.0 and 0.0 included)
+    # must still be ordered by docno descending, and a block out of order sorted
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", chunk)
+    qrels_rows, run_rows = _random_blocks(13, n_q=25, width=12, ragged=ragged)
+    blocks = {}
+    for q, d, s in run_rows:
+        blocks.setdefault(q, []).append((q, d, s))
+    ordered = []
+    for i, rows in enumerate(blocks.values()):
+        if i != 4:   # one block left as it came
+            rows = sorted(rows, key=lambda row: row[2], reverse=True)
+        ordered += rows
+    for rows in (ordered, [(q, d, s + 0.0 if s else -0.0) for q, d, s in ordered]):
+        r = prepare(frame(qrels_rows, "rel"), frame(rows, "score"), keep_docnos=True)
+        _assert_is_reference(r, qrels_rows, rows)

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from onlineeval.errors import LogFormatError, SchemaError
-from onlineeval.offline import evaluate, read_qrels, read_run
-from onlineeval.offline import trec_format as tf
+from onlineeval.offline import arrow_arrays, evaluate, read_qrels, read_run, reading
+from onlineeval.offline.reading import arrow_reader, byte_check, dictionary
 
 
 def write(tmp_path, name, text):
@@ -44,7 +44,7 @@ def test_irregular_whitespace_comments_and_blank_lines(tmp_path):
     assert r["docno"].tolist() == ["d1", "d2"]
     assert r["score"].tolist() == [2.5, -0.001]
     assert r["rank"].tolist() == ["1", "2"]
-    cols = tf.load_run(path)
+    cols = reading.load_run(path)
     assert cols.runid == "tagB"  # the tag of the last line, as trec_eval
 
 
@@ -63,7 +63,7 @@ def test_run_errors_name_file_and_line(tmp_path, text, line, needle):
     assert needle in str(err.value)
     # the engine's loader gives the same error (fast path falls back to the scanner)
     with pytest.raises(LogFormatError, match=f":{line}: "):
-        tf.load_run(path)
+        reading.load_run(path)
 
 
 @pytest.mark.parametrize("text, line, needle", [
@@ -78,7 +78,7 @@ def test_qrels_errors_name_file_and_line(tmp_path, text, line, needle):
         read_qrels(path)
     assert err.value.line == line and needle in str(err.value)
     with pytest.raises(LogFormatError, match=f":{line}: "):
-        tf.load_qrels(path)
+        reading.load_qrels(path)
 
 
 def test_error_deep_in_a_clean_file_is_located(tmp_path):
@@ -88,7 +88,7 @@ def test_error_deep_in_a_clean_file_is_located(tmp_path):
     lines[1499] = "q1 Q0 d1499 1499 oops run\n"
     path = write(tmp_path, "big.run", "".join(lines))
     with pytest.raises(LogFormatError, match=r":1500: score .* 'oops'"):
-        tf.load_run(path)
+        reading.load_run(path)
 
 
 def test_fast_and_scanner_paths_agree(tmp_path):
@@ -96,8 +96,8 @@ def test_fast_and_scanner_paths_agree(tmp_path):
     lines = [f"q{q} Q0 doc{d} {d} {rng.normal():.3f} tag\n" for q in range(5) for d in range(40)]
     clean = write(tmp_path, "clean.run", "".join(lines))
     messy = write(tmp_path, "messy.run", "".join(ln.replace(" ", "  \t") for ln in lines))
-    fast = tf.load_run(clean)
-    slow = tf.load_run(messy)
+    fast = reading.load_run(clean)
+    slow = reading.load_run(messy)
     assert not isinstance(fast.qid, np.ndarray)  # pyarrow fast path used for the clean file
     assert isinstance(slow.qid, np.ndarray)  # line scanner for the messy one
     assert list(map(str, fast.qid.to_pylist())) == slow.qid.tolist()
@@ -164,7 +164,7 @@ def test_public_readers_same_frame_on_fast_and_scanner_paths(tmp_path):
 # dictionaries cross chunk boundaries.
 
 def _decoded(enc):
-    return [enc.dictionary[i].as_py() for i in tf.arrow_to_numpy(enc.indices)]
+    return [enc.dictionary[i].as_py() for i in arrow_arrays.arrow_to_numpy(enc.indices)]
 
 
 @pytest.mark.parametrize("layout", ["blocks", "split_query", "short_runs", "one_value"])
@@ -183,7 +183,7 @@ def test_run_encoding_matches_plain_dictionary_encoding(layout):
         values = np.repeat(["only"], 777)
     pieces = np.array_split(values.tolist(), 7)       # chunks cut runs in the middle
     col = pa.chunked_array([pa.array(list(p), pa.string()) for p in pieces])
-    enc = tf._dictionary_encode(col)
+    enc = dictionary.dictionary_encode(col)
     assert _decoded(enc) == values.tolist()
     assert sorted(enc.dictionary.to_pylist()) == sorted(set(values.tolist()))
     plain = pc.dictionary_encode(col).combine_chunks()
@@ -201,24 +201,24 @@ def test_arrow_to_numpy_matches_pyarrow():
                 pa.array(["x", "y"])]:
         want = (arr.to_numpy() if isinstance(arr, pa.ChunkedArray)
                 else arr.to_numpy(zero_copy_only=False))
-        got = tf.arrow_to_numpy(arr)
+        got = arrow_arrays.arrow_to_numpy(arr)
         assert got.tolist() == want.tolist() and got.dtype == want.dtype
     with_nulls = pa.array([4, None, 2, None, 9], pa.int32())
     for arr in [with_nulls, with_nulls.slice(1, 3), pa.array([1, 2], pa.int32())]:
         want = [-1 if v is None else v for v in arr.to_pylist()]
-        assert tf.arrow_index_to_numpy(arr).tolist() == want
+        assert arrow_arrays.arrow_index_to_numpy(arr).tolist() == want
 
 
 @pytest.mark.parametrize("block", [1 << 10, 1 << 20])
 def test_fast_reader_in_many_chunks_agrees_with_the_scanner(tmp_path, monkeypatch, block):
-    monkeypatch.setattr(tf, "_BLOCK_SIZE", block)
+    monkeypatch.setattr(arrow_reader, "BLOCK_SIZE", block)
     rng = np.random.default_rng(9)
     qids = [f"q{i}" for i in rng.permutation(40)] + ["q3"]    # q3 comes back at the end
     lines = [f"{q} Q0 doc{d} {d} {rng.normal():.4f} tag{len(q)}\n"
              for q in qids for d in rng.choice(500, size=30, replace=False)]
     clean = write(tmp_path, "clean.run", "".join(lines))
     messy = write(tmp_path, "messy.run", "".join(ln.replace(" ", " \t") for ln in lines))
-    fast, slow = tf.load_run(clean), tf.load_run(messy)
+    fast, slow = reading.load_run(clean), reading.load_run(messy)
     assert not isinstance(fast.qid, np.ndarray) and isinstance(slow.qid, np.ndarray)
     assert [str(x) for x in fast.qid.to_pylist()] == slow.qid.tolist()
     assert fast.docno.to_pylist() == slow.docno.tolist()
@@ -227,7 +227,7 @@ def test_fast_reader_in_many_chunks_agrees_with_the_scanner(tmp_path, monkeypatc
               for d in range(0, 500, 9)]
     qclean = write(tmp_path, "clean.qrels", "".join(qlines))
     qmessy = write(tmp_path, "messy.qrels", "".join("\t" + ln for ln in qlines))
-    qf, qs = tf.load_qrels(qclean), tf.load_qrels(qmessy)
+    qf, qs = reading.load_qrels(qclean), reading.load_qrels(qmessy)
     assert [str(x) for x in qf.qid.to_pylist()] == qs.qid.tolist()
     assert qf.docno.to_pylist() == qs.docno.tolist() and np.array_equal(qf.value, qs.value)
 
@@ -240,16 +240,16 @@ def test_fast_reader_in_many_chunks_agrees_with_the_scanner(tmp_path, monkeypatc
 ])
 def test_bad_line_deep_in_a_many_chunk_file(tmp_path, monkeypatch, bad, needle):
     # the fast reader gives up on the file and the scanner reports file:line (or reads it)
-    monkeypatch.setattr(tf, "_BLOCK_SIZE", 1 << 10)
+    monkeypatch.setattr(arrow_reader, "BLOCK_SIZE", 1 << 10)
     lines = [f"q{i // 50} Q0 doc{i} {i} {1.0 / (i + 1)} run\n" for i in range(3000)]
     lines[2345] = bad
     path = write(tmp_path, "big.run", "".join(lines))
     if needle is None:
-        cols = tf.load_run(path)
+        cols = reading.load_run(path)
         assert len(cols) == 3000 - bad.startswith("#")
         return
     with pytest.raises(LogFormatError, match=f":2346: {re.escape(needle)}"):
-        tf.load_run(path)
+        reading.load_run(path)
 
 
 def test_engine_path_does_not_import_pandas(tmp_path):
@@ -263,7 +263,7 @@ def test_engine_path_does_not_import_pandas(tmp_path):
                                      for i in range(5) for j in range(6)))
     code = (
         "import sys\n"
-        "from onlineeval.offline.api import parse_measure\n"
+        "from onlineeval.offline.measures.names import parse_measure\n"
         "from onlineeval.offline.ranking import prepare\n"
         "r = prepare(sys.argv[1], sys.argv[2])\n"
         "for m in ['map', 'ndcg_cut_10', 'P_10', 'recall_100', 'recip_rank', 'ndcg']:\n"
@@ -298,11 +298,11 @@ def test_irregular_bytes_in_unread_columns_go_to_the_scanner(tmp_path, bad, line
     path = write(tmp_path, "r.run", "".join(lines))
     if line_error is not None:
         with pytest.raises(LogFormatError, match=f":201: .*{line_error}"):
-            tf.load_run(path)
+            reading.load_run(path)
         with pytest.raises(LogFormatError, match=":201: "):
             read_run(path)
         return
-    cols = tf.load_run(path)
+    cols = reading.load_run(path)
     assert isinstance(cols.qid, np.ndarray)           # the scanner read it
     assert cols.docno[200] == "doc200" and cols.value[200] == 0.5 and len(cols) == 600
     frame = read_run(path)
@@ -314,7 +314,7 @@ def test_tab_in_the_tag_is_a_field_separator(tmp_path):
     lines = _clean_run_lines()
     lines[-1] = lines[-1].replace(" run\n", " last\tx\n")
     path = write(tmp_path, "r.run", "".join(lines))
-    cols = tf.load_run(path)
+    cols = reading.load_run(path)
     assert isinstance(cols.qid, np.ndarray)           # read by the scanner
     assert cols.runid == "last" and len(cols) == 600
     assert read_run(path)["tag"].iloc[-1] == "last"
@@ -323,10 +323,10 @@ def test_tab_in_the_tag_is_a_field_separator(tmp_path):
 def test_tab_separated_file_with_a_space_goes_to_the_scanner(tmp_path):
     lines = [ln.replace(" ", "\t") for ln in _clean_run_lines()]
     path = write(tmp_path, "tabs.run", "".join(lines))
-    assert not isinstance(tf.load_run(path).qid, np.ndarray)   # clean: fast reader
+    assert not isinstance(reading.load_run(path).qid, np.ndarray)   # clean: fast reader
     lines[300] = lines[300].replace("\trun\n", "\tr un\n")     # a space inside the tag
     path = write(tmp_path, "tabs2.run", "".join(lines))
-    cols = tf.load_run(path)
+    cols = reading.load_run(path)
     assert isinstance(cols.qid, np.ndarray) and len(cols) == 600
 
 
@@ -335,7 +335,7 @@ def test_non_ascii_whitespace_belongs_to_the_field_on_both_paths(tmp_path):
     lines = [f"q1 Q0 d\u00a0{i}\x1cz {i} {i / 10} run\n" for i in range(50)]
     clean = write(tmp_path, "u.run", "".join(lines))
     messy = write(tmp_path, "u2.run", "".join(ln.replace(" ", "  ") for ln in lines))
-    fast, slow = tf.load_run(clean), tf.load_run(messy)
+    fast, slow = reading.load_run(clean), reading.load_run(messy)
     assert not isinstance(fast.qid, np.ndarray) and isinstance(slow.qid, np.ndarray)
     assert fast.docno.to_pylist() == slow.docno.tolist() == [
         f"d\u00a0{i}\x1cz" for i in range(50)]
@@ -344,14 +344,14 @@ def test_non_ascii_whitespace_belongs_to_the_field_on_both_paths(tmp_path):
 
 @pytest.mark.parametrize("step", [1, 7, 1 << 20])
 def test_byte_check_sees_doubled_delimiters_across_steps(tmp_path, monkeypatch, step):
-    monkeypatch.setattr(tf, "_CHECK_STEP", step)
+    monkeypatch.setattr(byte_check, "CHECK_STEP", step)
     good = write(tmp_path, "g.run", "a b\nc d\n")
-    assert tf._regular_bytes(good, " ")
+    assert byte_check.regular_bytes(good, " ")
     for text in ["a  b\n", "a b\n  c d\n", "a b\r\n", "a\tb\n", "a b\x0c\n"]:
-        assert not tf._regular_bytes(write(tmp_path, "b.run", text), " "), repr(text)
-    assert tf._regular_bytes(write(tmp_path, "t.run", "a\tb\nc\td\n"), "\t")
+        assert not byte_check.regular_bytes(write(tmp_path, "b.run", text), " "), repr(text)
+    assert byte_check.regular_bytes(write(tmp_path, "t.run", "a\tb\nc\td\n"), "\t")
     for text in ["a\t\tb\n", "a b\tc\n"]:
-        assert not tf._regular_bytes(write(tmp_path, "bt.run", text), "\t"), repr(text)
+        assert not byte_check.regular_bytes(write(tmp_path, "bt.run", text), "\t"), repr(text)
 
 
 # --------------------------------------------------------------------------- text encoding
@@ -389,7 +389,7 @@ def test_run_field_not_utf8_is_a_located_error(tmp_path, old, new, field, messy)
     line = _line_of_first_non_ascii(data)
     assert line == 26
     want = f"{path}:{line}: {field} is not valid UTF-8"
-    for read in (read_run, tf.load_run,
+    for read in (read_run, reading.load_run,
                  lambda p: evaluate(_write_bytes(tmp_path, "q.qrels", _QRELS), p, "map")):
         with pytest.raises(LogFormatError, match=re.escape(want) + ".*iconv") as err:
             read(path)
@@ -406,20 +406,20 @@ def test_qrels_field_not_utf8_is_a_located_error(tmp_path, old, new, field):
     line = _line_of_first_non_ascii(data)
     assert line == 31
     run = _write_bytes(tmp_path, "r.run", _RUN)
-    for read in (read_qrels, tf.load_qrels, lambda p: evaluate(p, run, "map")):
+    for read in (read_qrels, reading.load_qrels, lambda p: evaluate(p, run, "map")):
         with pytest.raises(LogFormatError, match=re.escape(f"{path}:{line}: {field} is not valid")):
             read(path)
 
 
 @pytest.mark.parametrize("kind", ["run", "qrels"])
 def test_bad_byte_deep_in_a_many_chunk_file_names_its_line(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(tf, "_BLOCK_SIZE", 1 << 10)
+    monkeypatch.setattr(arrow_reader, "BLOCK_SIZE", 1 << 10)
     if kind == "run":
         lines = [b"q%d Q0 doc%d %d %r run\n" % (i // 50, i, i, 1.0 / (i + 1)) for i in range(3000)]
-        readers = (read_run, tf.load_run)
+        readers = (read_run, reading.load_run)
     else:
         lines = [b"q%d 0 doc%d %d\n" % (i // 50, i, i % 2) for i in range(3000)]
-        readers = (read_qrels, tf.load_qrels)
+        readers = (read_qrels, reading.load_qrels)
     lines[2345] = lines[2345].replace(b"doc2345", b"doc\xfe2345")
     data = b"".join(lines)
     path = _write_bytes(tmp_path, f"big.{kind}", data)
@@ -438,12 +438,12 @@ def test_bad_tag_is_an_error_only_where_the_tag_is_used(tmp_path):
         path = _write_bytes(tmp_path, "mid.run", middle)
         with pytest.raises(LogFormatError, match=r":1: tag \(6th field\) is not valid UTF-8"):
             read_run(path)
-        cols = tf.load_run(path)
+        cols = reading.load_run(path)
         assert isinstance(cols.qid, np.ndarray) == messy and cols.runid == "run"
         last = base[:-4] + b"r\xe4n\n"
         path = _write_bytes(tmp_path, "last.run", last)
         with pytest.raises(LogFormatError, match=r":40: tag \(6th field\) of the last line"):
-            tf.load_run(path)
+            reading.load_run(path)
         with pytest.raises(LogFormatError, match=r":40: tag \(6th field\) is not valid"):
             read_run(path)
 
@@ -466,8 +466,8 @@ def test_bytes_in_ignored_fields_and_comments_are_accepted(tmp_path):
 def test_valid_non_ascii_utf8_stays_on_the_fast_path(tmp_path):
     text = "".join(f"q{i // 10} Q0 d\u00e9\u6587{i} {i} {1 / (i + 1):.3f} r\u00fcn\n"
                    for i in range(40))
-    fast = tf.load_run(write(tmp_path, "u.run", text))
-    slow = tf.load_run(write(tmp_path, "u2.run", text.replace(" ", "\t ")))
+    fast = reading.load_run(write(tmp_path, "u.run", text))
+    slow = reading.load_run(write(tmp_path, "u2.run", text.replace(" ", "\t ")))
     assert not isinstance(fast.qid, np.ndarray) and isinstance(slow.qid, np.ndarray)
     assert fast.docno.to_pylist() == slow.docno.tolist() == [
         f"d\u00e9\u6587{i}" for i in range(40)]
@@ -482,7 +482,7 @@ def test_lone_carriage_return_is_whitespace_not_a_line_break(tmp_path):
     run = write(tmp_path, "r.run", "q1 Q0 d1 1 0.5 run\rq1 Q0 d2 2 0.4 run\nq1\rQ0 d3 3 0.3 x\n")
     frame = read_run(run)
     assert frame[["qid", "docno"]].values.tolist() == [["q1", "d1"], ["q1", "d3"]]
-    assert tf.load_run(run).runid == "x"
+    assert reading.load_run(run).runid == "x"
     # line numbers count \n only
     bad = write(tmp_path, "bad.run", "q1 Q0 d1 1 0.5 run\r\rq1 Q0 d2 2 0.4 run\nq1 Q0 d3\n")
     with pytest.raises(LogFormatError, match=r"bad\.run:2: expected 6"):
@@ -590,7 +590,7 @@ def _te_run(data: bytes) -> list[tuple[str, str, float]] | str:
     return out
 
 
-def _triples(cols: tf.Columns) -> list[tuple]:
+def _triples(cols: reading.Columns) -> list[tuple]:
     """(qid, docno, value) rows of the engine's columns (pyarrow on the fast path)."""
     def text(arr):
         return arr.tolist() if isinstance(arr, np.ndarray) else arr.to_pylist()
@@ -617,7 +617,7 @@ def test_qrels_comment_only_in_the_first_column(tmp_path):
     data = b"# header\nq1 0 d1 1\n #x 0 d1 1\n\t#y 0 d2 0\nq1 0 d2 0\n"
     expected = [("q1", "d1", 1), ("#x", "d1", 1), ("#y", "d2", 0), ("q1", "d2", 0)]
     path = _qrels_read_as_trec_eval_reads(tmp_path, data, expected)
-    assert _triples(tf.load_qrels(path)) == expected
+    assert _triples(reading.load_qrels(path)) == expected
 
 
 def test_qrels_line_after_a_comment_line_is_a_judgment(tmp_path):
@@ -634,7 +634,7 @@ def test_qrels_line_after_a_comment_line_is_a_judgment(tmp_path):
     bad_grade = write(tmp_path, "g.qrels", "#a\n# b c d\nq1 0 d1 1\n")
     with pytest.raises(LogFormatError, match=r"g\.qrels:2: relevance grade .* found 'd' "
                                              r"\(this line is a judgment"):
-        tf.load_qrels(bad_grade)
+        reading.load_qrels(bad_grade)
 
 
 @pytest.mark.parametrize("text", ["q1 0 d1 1\n# end\n", "q1 0 d1 1\n# end", "q1 0 d1 1\n#\n\n",
@@ -645,7 +645,7 @@ def test_qrels_ending_with_a_comment_is_refused(tmp_path, text):
     assert _te_qrels(_no_blank_lines(text.encode())) == "past the end"
     path = write(tmp_path, "end.qrels", text)
     line = len(text.rstrip("\n").split("\n"))
-    for reader in (read_qrels, tf.load_qrels):
+    for reader in (read_qrels, reading.load_qrels):
         with pytest.raises(LogFormatError, match=rf"end\.qrels:{line}: the qrels file ends with "
                                                  r"this '#' comment line"):
             reader(path)
@@ -662,7 +662,7 @@ def test_run_comment_after_leading_whitespace_any_number(tmp_path):
     frame = read_run(path)
     assert list(frame[["qid", "docno", "score"]].itertuples(index=False, name=None)) == expected
     assert frame["tag"].tolist() == ["a", "t#"]
-    cols = tf.load_run(path)
+    cols = reading.load_run(path)
     assert _triples(cols) == expected
     assert cols.runid == "t#"       # the last content line's tag; comments do not count
 
@@ -703,10 +703,10 @@ def test_random_files_read_as_trec_eval_reads_them(tmp_path, seed):
             path = _write_bytes(tmp_path, f"{i}.{kind}", data)
             if kind == "qrels":
                 want = _te_qrels(_no_blank_lines(data))
-                read, load = read_qrels, tf.load_qrels
+                read, load = read_qrels, reading.load_qrels
             else:
                 want = _te_run(data)
-                read, load = read_run, tf.load_run
+                read, load = read_run, reading.load_run
             if not isinstance(want, list) or not want:
                 with pytest.raises(LogFormatError):
                     read(path)
@@ -737,7 +737,7 @@ def test_comments_in_a_clean_qrels_file_leave_the_fast_path(tmp_path, old, new, 
     assert ("#d" in [q for q, _, _ in expected]) == (want == "second")
     assert ("#c" in [q for q, _, _ in expected]) == (want == "kept")
     assert list(read_qrels(path).itertuples(index=False, name=None)) == expected
-    cols = tf.load_qrels(path)
+    cols = reading.load_qrels(path)
     assert _triples(cols) == expected
 
 
@@ -774,7 +774,7 @@ def test_run_frame_qid_starting_with_hash_is_refused(tmp_path, source):
                                           r"TREC run file .* is a comment .*rename the query"):
         read_run(source)
     with pytest.raises(SchemaError, match=r"^my run column 'qid' row 2: '#2'"):
-        tf.load_run(tf.Labelled(source, "my run"))
+        reading.load_run(reading.Labelled(source, "my run"))
     qrels = write(tmp_path, "q.qrels", "q1 0 a 1\n")
     with pytest.raises(SchemaError, match=r"^second run column 'qid' row 2"):
         evaluate(qrels, source, ["map"], run_label="second run")
@@ -814,7 +814,7 @@ def test_qrels_grade_must_be_an_ascii_integer(tmp_path, grade):
     # atol (get_qrels.c) reads "1_0" as 1 and Arabic-Indic / full-width digits as 0, while
     # Python's int() reads 10, 3 and 1: refuse rather than differ
     path = write(tmp_path, "g.qrels", f"q1 0 d1 1\nq1 0 d2 {grade}\n")
-    for reader in (read_qrels, tf.load_qrels):
+    for reader in (read_qrels, reading.load_qrels):
         with pytest.raises(LogFormatError, match=r"g\.qrels:2: relevance grade must be an "
                                                  r"integer"):
             reader(path)
@@ -827,7 +827,7 @@ def test_run_score_must_be_ascii(tmp_path, score):
     # Python's float() reads other scripts' digits; C's atof stops at them (0 or a prefix)
     assert float(score) != 0
     path = write(tmp_path, "s.run", f"q1 Q0 d1 1 2 t\nq1 Q0 d2 2 {score} t\n")
-    for reader in (read_run, tf.load_run):
+    for reader in (read_run, reading.load_run):
         with pytest.raises(LogFormatError, match=r"s\.run:2: score \(5th field\) must be a "
                                                  r"number"):
             reader(path)
@@ -840,14 +840,14 @@ def test_hex_grade_never_read_by_the_fast_reader(tmp_path, monkeypatch):
     import pyarrow as pa
 
     assert pa.array(["0x1"]).cast(pa.int64()).to_pylist() == [1]      # why the check exists
-    monkeypatch.setattr(tf, "_CHECK_STEP", 7)
+    monkeypatch.setattr(byte_check, "CHECK_STEP", 7)
     for pad in range(8):
         path = write(tmp_path, f"h{pad}.qrels", f"q1 0 d{'1' * pad} 1\nq1 0 d2 0X1\n")
         with pytest.raises(LogFormatError, match=r":2: relevance grade .* found '0X1'"):
-            tf.load_qrels(path)
+            reading.load_qrels(path)
     # a docno or iter field that starts with 0x is read (by the scanner) as it is
     path = write(tmp_path, "doc.qrels", "q1 0x 0xa1 1\nq1 0 d2 0\n")
-    assert _triples(tf.load_qrels(path)) == [("q1", "0xa1", 1), ("q1", "d2", 0)]
+    assert _triples(reading.load_qrels(path)) == [("q1", "0xa1", 1), ("q1", "d2", 0)]
     tabs = write(tmp_path, "tab.qrels", "q1\t0\td1\t0x2\n")
     with pytest.raises(LogFormatError, match=r":1: relevance grade .* found '0x2'"):
-        tf.load_qrels(tabs)
+        reading.load_qrels(tabs)

@@ -1,32 +1,10 @@
-"""Discounted-gain measures: ndcg, ndcg_cut, ndcg_rel, Rndcg, binG, G.
+"""Discounted-gain measures of trec_eval: ndcg, ndcg_cut, ndcg_rel, Rndcg, binG, G.
 
-Gains are those of :mod:`onlineeval.offline.measures.gains` (grade itself by default —
-trec_eval's linear gain, not 2^g − 1); the relevance level ``-l`` does NOT change gains
-(trec_eval ignores it here), except in binG. ``log2`` discounts, 0-based position ``i`` in the
-ranking has discount ``log2(i + 2)``.
-
-- ``ndcg`` (m_ndcg.c, Järvelin & Kekäläinen 2002): DCG = Σ_i gain_i / log2(i+2) over all
-  retrieved; IDCG the same over the ideal ranking of ALL judged documents with gain > 0 (not
-  cut at the number retrieved). ndcg = DCG / IDCG; 0 when IDCG = 0. Parameters:
-  ``grade=gain`` pairs.
-- ``ndcg_cut_k`` (m_ndcg_cut.c): DCG and IDCG both over the first k positions; grades as
-  gains (no parameters besides cutoffs). 0 when IDCG = 0. Defaults 5,...,1000.
-- ``ndcg_rel`` (m_ndcg_rel.c): ndcg averaged over relevant documents: for each retrieved
-  document with gain > 0 at position i, DCG(0..i) / IDCG(0..min(i, m−1)); each of the m ideal
-  documents not retrieved adds DCG(all) / IDCG(all); the sum is divided by m (ideal documents
-  with gain > 0). 0 when that sum is 0.
-- ``Rndcg`` (m_Rndcg.c): ndcg averaged over the points where the ideal gain changes level
-  (plus the end of the retrieved list once the ideal is exhausted); 0 when R = 0; NaN
-  (trec_eval: ``-nan``) when R > 0 but no ideal gain is positive, as there is no change
-  point to average over.
-- ``binG`` (m_binG.c): Σ over relevant retrieved (grade >= level) of
-  1 / log2(2 + non-relevant documents above it), divided by R.
-- ``G`` (m_G.c): Σ_i gain_i / log2(2 + cost_i − gained_i) where gained_i is the gain so far
-  and cost_i the ideal gain so far with each ideal step costing at least 1 (1 per position
-  once the ideal is exhausted), divided by the ideal total gain.
-
-ndcg and ndcg_cut are vectorised over all queries; ndcg_rel, Rndcg and G (rarely used, and
-defined by trec_eval as a walk along the ranking) walk each query in Python.
+Gains are those of :mod:`onlineeval.offline.measures.gains` (the grade itself by default —
+trec_eval's linear gain, not 2^g − 1); the relevance level ``-l`` does not change gains
+(trec_eval ignores it here), except in binG. Position ``i`` (0-based) has discount
+``log2(i + 2)``. ndcg and ndcg_cut are vectorised over all queries; ndcg_rel, Rndcg and G
+(rarely used, and defined by trec_eval as a walk along the ranking) walk each query in Python.
 """
 
 from __future__ import annotations
@@ -35,7 +13,13 @@ import math
 
 import numpy as np
 
-from onlineeval.offline.measures.base import TrecMeasure, ratio, register
+from onlineeval.offline.measures.base import (
+    Measure,
+    ratio,
+    register,
+    trec_eval_match,
+    trec_eval_source,
+)
 from onlineeval.offline.measures.gains import gains, top_level_gain
 from onlineeval.offline.measures.precision import CUTOFFS
 from onlineeval.offline.ranking import Ranked
@@ -278,13 +262,61 @@ def _G(r: Ranked, pairs: tuple) -> list[np.ndarray]:
     return [out]
 
 
-register(TrecMeasure("binG", 19, _binG, doc="binary G"))
-register(TrecMeasure("G", 20, _G, params="pairs", doc="normalised gain G"))
-register(TrecMeasure("ndcg", 23, _ndcg, params="pairs",
-                     doc="normalised DCG over the whole ranking (linear gain)"))
-register(TrecMeasure("ndcg_rel", 24, _ndcg_rel, params="pairs",
-                     doc="ndcg averaged over relevant documents"))
-register(TrecMeasure("Rndcg", 25, _Rndcg, params="pairs",
-                     doc="ndcg averaged over ideal gain-level changes"))
-register(TrecMeasure("ndcg_cut", 26, _ndcg_cut, params="cutoffs", defaults=CUTOFFS,
-                     doc="normalised DCG at cutoffs"))
+_JK = ("Järvelin & Kekäläinen (2002), Cumulated gain-based evaluation of IR techniques, "
+       "ACM TOIS 20(4)")
+_GAINS = ("`grade=gain` pairs overriding the gain of a grade (default: gain = grade; documents "
+          "not in the qrels or with a negative grade have gain 0), e.g. `ndcg.1=3,2=9`")
+_DCG = ("DCG = Σ_i gain_i / log2(i + 2) over the retrieved documents (0-based position i); "
+        "IDCG the same over the ideal ranking: the query's judged documents with gain > 0, "
+        "highest gain first.")
+
+register(Measure(
+    "binG", 19, _binG,
+    title="binary G",
+    formula="Σ over relevant retrieved documents of 1 / log2(2 + non-relevant documents "
+            "above it), divided by R.",
+    edge_cases="0 when R = 0.",
+    citation=trec_eval_source("m_binG.c"),
+    matches=trec_eval_match()))
+register(Measure(
+    "G", 20, _G, params="pairs", param_doc=_GAINS,
+    title="normalised gain G",
+    formula="Σ_i gain_i / log2(2 + cost_i − gained_i), where gained_i is the gain so far and "
+            "cost_i the ideal gain so far with each ideal step costing at least 1 (1 per "
+            "position once the ideal is exhausted); divided by the ideal total gain.",
+    edge_cases="0 when no judged document has a positive gain.",
+    citation=trec_eval_source("m_G.c"),
+    matches=trec_eval_match()))
+register(Measure(
+    "ndcg", 23, _ndcg, params="pairs", param_doc=_GAINS,
+    title="normalised DCG over the whole ranking (linear gain)",
+    formula=f"DCG / IDCG. {_DCG} The ideal is not cut at the number retrieved.",
+    edge_cases="0 when IDCG = 0 (no positive gain judged).",
+    citation=trec_eval_source("m_ndcg.c", _JK),
+    matches=trec_eval_match(note="ranx's ndcg is the same linear-gain measure")))
+register(Measure(
+    "ndcg_rel", 24, _ndcg_rel, params="pairs", param_doc=_GAINS,
+    title="ndcg averaged over the relevant documents",
+    formula="For each retrieved document with gain > 0 at position i, DCG(0..i) / "
+            "IDCG(0..min(i, m−1)); each of the m ideal documents not retrieved adds DCG(all) "
+            "/ IDCG(all); the sum is divided by m (the ideal documents with gain > 0).",
+    edge_cases="0 when that sum is 0.",
+    citation=trec_eval_source("m_ndcg_rel.c"),
+    matches=trec_eval_match()))
+register(Measure(
+    "Rndcg", 25, _Rndcg, params="pairs", param_doc=_GAINS,
+    title="ndcg averaged over the ideal gain-level changes",
+    formula="ndcg averaged over the points where the ideal gain changes level (plus the end "
+            "of the retrieved list once the ideal is exhausted).",
+    edge_cases="0 when R = 0; NaN (trec_eval: `-nan`) when R > 0 but no ideal gain is "
+               "positive, as there is no change point to average over.",
+    citation=trec_eval_source("m_Rndcg.c"),
+    matches=trec_eval_match()))
+register(Measure(
+    "ndcg_cut", 26, _ndcg_cut, params="cutoffs", defaults=CUTOFFS, aliases=("nDCG@",),
+    param_doc="cutoffs k (default 5,10,15,20,30,100,200,500,1000); grades are the gains",
+    title="normalised DCG at cutoffs (linear gain)",
+    formula=f"DCG@k / IDCG@k, both over the first k positions. {_DCG}",
+    edge_cases="0 when IDCG@k = 0 (no positive grade judged).",
+    citation=trec_eval_source("m_ndcg_cut.c", _JK),
+    matches=trec_eval_match()))

@@ -1,26 +1,15 @@
-"""Interpolated precision at recall levels: iprec_at_recall and 11pt_avg.
-
-Matches trec_eval 10.0 ``m_iprec_at_recall.c`` and ``m_11pt_avg.c``. Per query, with ``R`` =
-num_rel and relevant retrieved documents at ranks ``r_1 < r_2 < ... < r_m``:
-
-- interpolated precision at the j-th relevant document: ``ip_j = max_{i >= j} i / r_i``
-  (the best precision at this point or deeper in the ranking);
-- a recall level ``x`` becomes a count of relevant documents ``k = lround(x · R)`` (round
-  half away from zero; trec_eval 10 changed this from v9's ``(long)(x·R + 0.9)``, which
-  pytrec_eval still uses: with 1 of 3 relevant found, level 0.4 is reached here (k = 1)
-  and not in pytrec_eval (k = 2) — tests/offline/test_audit.py);
-- ``iprec_at_recall_x`` = ``ip_k`` for 1 <= k <= m; ``max_i i / r_i`` (= ip_1) for k = 0, and
-  0 when nothing relevant is retrieved; 0 for k > m (that recall is never reached).
-  Defaults x = 0.0, 0.1, ..., 1.0; values named ``iprec_at_recall_0.10`` etc.
-- ``11pt_avg`` = mean of those values over its recall levels (default the same 11 levels; the
-  levels are taken in the order given, as trec_eval expects them ascending).
-"""
+"""Interpolated precision at recall levels: iprec_at_recall and 11pt_avg."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from onlineeval.offline.measures.base import TrecMeasure, register
+from onlineeval.offline.measures.base import (
+    Measure,
+    register,
+    trec_eval_match,
+    trec_eval_source,
+)
 from onlineeval.offline.ranking import Ranked
 
 ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -77,7 +66,34 @@ def _11pt_avg(r: Ranked, levels: tuple[float, ...]) -> list[np.ndarray]:
     return [total / float(len(levels))]
 
 
-register(TrecMeasure("iprec_at_recall", 10, _iprec_at_recall, params="float_cutoffs",
-                     defaults=ELEVEN, doc="interpolated precision at recall levels"))
-register(TrecMeasure("11pt_avg", 18, _11pt_avg, params="floats", defaults=ELEVEN,
-                     doc="mean interpolated precision over recall levels"))
+_IPREC = ("With R relevant judged documents and relevant retrieved documents at ranks "
+          "r_1 < ... < r_m, the interpolated precision at the j-th is ip_j = max_(i >= j) "
+          "i / r_i. A recall level x becomes k = lround(x·R) relevant documents (halves away "
+          "from zero); the value is ip_k for 1 <= k <= m, ip_1 for k = 0 (0 when nothing "
+          "relevant is retrieved), and 0 for k > m (that recall is never reached).")
+_TREC9 = ("pytrec_eval-terrier embeds trec_eval 9, which uses k = trunc(x·R + 0.9): with 1 of 3 "
+          "relevant found, level 0.4 is reached in trec_eval 10.0 (k = 1) and not in "
+          "pytrec_eval (k = 2); checked against trec_eval 10's rule instead "
+          "(tests/offline/test_audit.py, test_properties.py)")
+
+register(Measure(
+    "iprec_at_recall", 10, _iprec_at_recall, params="float_cutoffs", defaults=ELEVEN,
+    aliases=("pr_curve", "iprec"),
+    param_doc="recall levels x (default 0.0, 0.1, ..., 1.0); values named "
+              "`iprec_at_recall_0.10` etc.",
+    title="interpolated precision at recall levels",
+    formula=_IPREC,
+    edge_cases="NaN (printed `-nan`, as trec_eval) at level 0 on the empty ranking of -M 0, "
+               "where trec_eval divides 0 by 0.",
+    citation=trec_eval_source("m_iprec_at_recall.c"),
+    matches=trec_eval_match(pytrec=False, note=_TREC9)))
+register(Measure(
+    "11pt_avg", 18, _11pt_avg, params="floats", defaults=ELEVEN, aliases=("11pt", "11pt_avg_prec"),
+    param_doc="recall levels (default the 11 levels 0.0, 0.1, ..., 1.0), taken in the "
+              "order given",
+    title="mean interpolated precision over recall levels",
+    formula="The mean of iprec_at_recall over the levels (added from the highest level "
+            "down, as trec_eval adds).",
+    edge_cases="NaN under -M 0, as iprec_at_recall.",
+    citation=trec_eval_source("m_11pt_avg.c"),
+    matches=trec_eval_match(pytrec=False, note=_TREC9)))

@@ -1,26 +1,15 @@
-"""Rank-biased precision (Moffat & Zobel 2008): rbp and rbp_resid; and relstring.
-
-Matches trec_eval 10.0 ``m_rbp.c``, ``m_rbp_resid.c``, ``m_relstring.c``.
-
-- ``rbp``: (1 − p) Σ_i gain_i · p^i over the retrieved documents (0-based position i),
-  persistence p = 0.9 unless ``rbp.p=0.8``. Gains are the grades (or ``grade=gain`` pairs), and
-  when any gain of the query's grades lies outside [0, 1] they are rescaled per query to
-  (gain − lo) / (hi − lo) with lo = min(0, gains), hi = max(0, gains) over the grades 0..max
-  judged of that query (trec_eval starts its min/max from uninitialised variables; we start
-  from 0, which reproduces its published outputs). p^i is built by repeated multiplication,
-  as trec_eval does.
-- ``rbp_resid``: the residual — the most RBP could still rise: p^n + (1 − p) Σ p^i over
-  retrieved documents that are not in the qrels or have a negative grade; 0 when there are
-  none (trec_eval's rule, even though p^n remains).
-- ``relstring``: the grades of the first N (default 10) retrieved documents as a string
-  ('0'–'9', '>' above 9, '-' not in the qrels, '.' negative grade); per query only.
-"""
+"""Rank-biased precision (Moffat & Zobel 2008): rbp and rbp_resid; and relstring."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from onlineeval.offline.measures.base import TrecMeasure, register
+from onlineeval.offline.measures.base import (
+    Measure,
+    register,
+    trec_eval_match,
+    trec_eval_source,
+)
 from onlineeval.offline.measures.gains import gain_of_levels, pair_gains
 from onlineeval.offline.ranking import NONPOOL, UNJUDGED, Ranked
 
@@ -94,9 +83,40 @@ def _relstring(r: Ranked, params: tuple[float, ...]) -> list[np.ndarray]:
     return [out]
 
 
-register(TrecMeasure("relstring", 12, _relstring, params="floats", defaults=(10.0,),
-                     summary="none", value_format="string",
-                     doc="grades of the first N retrieved documents"))
-register(TrecMeasure("rbp", 60, _rbp, params="pairs", doc="rank-biased precision"))
-register(TrecMeasure("rbp_resid", 61, _rbp_resid, params="pairs",
-                     doc="rank-biased precision residual"))
+_MZ = ("Moffat & Zobel (2008), Rank-biased precision for measurement of retrieval "
+       "effectiveness, ACM TOIS 27(1)")
+_PAIRS = ("`p=persistence` (default 0.9) and `grade=gain` pairs (default gain = grade), e.g. "
+          "`rbp.p=0.8,2=4`")
+_NEW_IN_10 = "pytrec_eval (trec_eval 9) lacks it"
+
+register(Measure(
+    "relstring", 12, _relstring, params="floats", defaults=(10.0,), summary="none",
+    value_format="string", missing_reset="default",
+    param_doc="N, the number of documents shown (default 10)",
+    title="grades of the first N retrieved documents, as text",
+    formula="One character per document: the grade 0-9, `>` above 9, `-` not in the qrels, "
+            "`.` a negative grade.",
+    edge_cases="Per query only (no summary line). Under -c a query missing from the run "
+               "gets '' with the default N.",
+    citation=trec_eval_source("m_relstring.c"),
+    matches=trec_eval_match(pytrec=False, note="Text: not compared with pytrec_eval")))
+register(Measure(
+    "rbp", 60, _rbp, params="pairs", param_doc=_PAIRS,
+    title="rank-biased precision",
+    formula="(1 − p) Σ_i gain_i · p^i over the retrieved documents (0-based position i; p^i "
+            "by repeated multiplication, as trec_eval). When a gain of the query's grades "
+            "lies outside [0, 1] the gains are rescaled per query to (gain − lo) / (hi − lo), "
+            "lo = min(0, gains), hi = max(0, gains) over the grades 0..max judged for it.",
+    edge_cases="trec_eval starts its min/max from uninitialised variables; we start from 0, "
+               "which reproduces its published outputs.",
+    citation=trec_eval_source("m_rbp.c", _MZ),
+    matches=trec_eval_match(pytrec=False, note=_NEW_IN_10)))
+register(Measure(
+    "rbp_resid", 61, _rbp_resid, params="pairs", param_doc=_PAIRS, missing_reset="default",
+    title="rank-biased precision residual",
+    formula="The most RBP could still rise: p^n + (1 − p) Σ p^i over the retrieved documents "
+            "that are not in the qrels or have a negative grade.",
+    edge_cases="0 when there are none (trec_eval's rule, even though p^n remains); under -c "
+               "a query missing from the run gets 0 with the default parameters.",
+    citation=trec_eval_source("m_rbp_resid.c", _MZ),
+    matches=trec_eval_match(pytrec=False, note=_NEW_IN_10)))
