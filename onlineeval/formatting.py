@@ -94,3 +94,57 @@ def describe_constants(values: dict[str, Any], float_format: str = "{:.4g}") -> 
         return escape(str(v))
 
     return "; ".join(f"{name} = {shown(v)}" for name, v in values.items())
+
+
+# The one number format of the readout's outputs (terminal, HTML): estimates to DIGITS
+# significant digits, p-values in scientific notation below P_SCIENTIFIC, counts with
+# thousands separators, timestamps as dates (with the time of day when it is not midnight).
+DIGITS = 4
+P_SCIENTIFIC = 1e-4
+
+
+def number(value: Any, digits: int = DIGITS, signed: bool = False) -> str:
+    """An estimate to ``digits`` significant digits (``null`` when undefined); large values
+    are written out in full with separators, never in exponent form."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    value = float(value)
+    sign = "+" if signed else ""
+    if value != 0 and abs(value) >= 10 ** digits:
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign}.{digits}g}"
+
+
+def pvalue(value: Any) -> str:
+    """A p-value: 3 significant digits, scientific notation below :data:`P_SCIENTIFIC`."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    if value != 0 and value < P_SCIENTIFIC:
+        return f"{value:.1e}"
+    return f"{value:.3g}"
+
+
+def percent(fraction: Any, digits: int = 3, signed: bool = True) -> str:
+    """A fraction as a percentage to ``digits`` significant digits (``+1.23%``)."""
+    value = plain(fraction)
+    if value is None:
+        return "null"
+    return f"{number(100.0 * value, digits, signed)}%"
+
+
+def count(value: Any) -> str:
+    """A count with thousands separators (``null`` when undefined)."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    return f"{round(float(value)):,}"
+
+
+def when(value: Any) -> str:
+    """A timestamp as a date, with hours and minutes unless it is midnight."""
+    if value is None or value is pd.NaT:
+        return "null"
+    ts = pd.Timestamp(value)
+    return ts.strftime("%Y-%m-%d") if ts == ts.normalize() else ts.strftime("%Y-%m-%d %H:%M")

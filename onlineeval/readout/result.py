@@ -72,7 +72,7 @@ def _json(value: Any) -> Any:
     if isinstance(value, pd.DataFrame):
         return records(value)
     if hasattr(value, "to_dict") and not isinstance(value, pd.Series):
-        return value.to_dict()
+        return _json(value.to_dict())
     if isinstance(value, Mapping):
         return {str(k): _json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -140,6 +140,7 @@ class MetricRow:
     control's value when ``margin_relative``); ``ni_p_value`` its one-sided p-value.
     ``mde`` (absolute) and ``mde_rel`` are the effects detectable with ``power`` at the
     observed units; ``units_needed`` the units (both arms) the observed Δ would need.
+    ``df`` is the degrees of freedom of the t reference (Welch–Satterthwaite).
     """
 
     metric: str
@@ -161,6 +162,7 @@ class MetricRow:
     mde: float = math.nan
     mde_rel: float = math.nan
     units_needed: float = math.nan
+    df: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: plain(getattr(self, f.name)) for f in fields(self)
