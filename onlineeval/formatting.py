@@ -13,6 +13,7 @@ clear the screen or break a row. Records are data and carry values unchanged.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,3 +149,52 @@ def when(value: Any) -> str:
         return "null"
     ts = pd.Timestamp(value)
     return ts.strftime("%Y-%m-%d") if ts == ts.normalize() else ts.strftime("%Y-%m-%d %H:%M")
+
+
+#: the widest a terminal table may be (the readout fits this; wider cells wrap)
+WIDTH = 100
+
+
+def fitted_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH,
+                 wrap: Sequence[int] = ()) -> str:
+    """An aligned text table no wider than ``width``: while it is too wide, the widest of
+    the ``wrap`` columns (indices) is narrowed and its cells wrap onto continuation lines
+    (at ``_``, spaces and hyphens where possible). Cells are escaped for a terminal."""
+    cells = [[escape(str(c)) for c in headers]] + [[escape(str(c)) for c in r] for r in rows]
+    ncol = len(headers)
+    widths = [max(len(r[i]) for r in cells) for i in range(ncol)]
+    floor = 8
+
+    def total() -> int:
+        return sum(widths) + 2 * (ncol - 1)
+
+    while total() > width:
+        wide = [i for i in wrap if widths[i] > floor]
+        if not wide:
+            break
+        i = max(wide, key=lambda j: widths[j])
+        widths[i] = max(floor, widths[i] - (total() - width))
+
+    def pieces(text: str, w: int) -> list[str]:
+        lines = [""]
+        for token in re.split(r"(?<=[_ \-/])", text):
+            while len(token) > w:  # a word longer than the column: cut it
+                if lines[-1]:
+                    lines.append("")
+                lines[-1], token = token[:w], token[w:]
+                lines.append("")
+            if len(lines[-1]) + len(token.rstrip()) > w and lines[-1]:
+                lines.append("")
+            lines[-1] += token
+        return [ln.rstrip() for ln in lines if ln.strip()] or [""]
+
+    out = []
+    for r in cells:
+        parts = [pieces(c, widths[i]) for i, c in enumerate(r)]
+        for k in range(max(len(p) for p in parts)):
+            line = "  ".join(
+                (p[k] if k < len(p) else "").ljust(widths[i]) if i < ncol - 1
+                else (p[k] if k < len(p) else "")
+                for i, p in enumerate(parts))
+            out.append(line.rstrip())
+    return "\n".join(out) + "\n"

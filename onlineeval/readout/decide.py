@@ -50,7 +50,7 @@ from onlineeval.readout.result import (
 
 BETTER = "better"
 WORSE = "worse"
-NO_DIFFERENCE = "no significant difference"
+NO_DIFFERENCE = "not significant"
 NON_INFERIOR = "non-inferior"
 NOT_NON_INFERIOR = "fails non-inferiority"
 
