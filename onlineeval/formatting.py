@@ -12,6 +12,7 @@ clear the screen or break a row. Records are data and carry values unchanged.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ def plain(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
-    if isinstance(value, pd.Timestamp):
+    if isinstance(value, pd.Timestamp | datetime.date):
         return value.isoformat()
     return value
 

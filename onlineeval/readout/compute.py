@@ -218,7 +218,7 @@ def readout(
         family=tuple(primary_names) if ab is not None else (), power=power, unit=unit,
         notes=tuple(notes), **fields,
     )
-    result = _extras(result, parts, segments)
+    result = _extras(result, parts, segments, start, end)
     if fail_on_srm and result.srm is not None and result.srm.status == "mismatch":
         raise SampleRatioMismatchError(
             f"sample ratio mismatch (p = {result.srm.p_value:.3g} < {result.srm.alpha:g}): "
@@ -227,11 +227,27 @@ def readout(
     return result
 
 
-def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None) -> Readout:
-    """Effect over time, segments and quantile metrics (filled from the readstats
-    functions when they are available)."""
+def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
+            start: Any, end: Any) -> Readout:
+    """Effect over time of each primary metric (per calendar day, cumulative, and per day
+    since exposure: :func:`onlineeval.abtest.effect_over_time`), per treatment."""
+    import pandas as pd
+
     if segments is not None:
         raise InvalidParameterError(
             "the per-segment readout is not available yet in this version; leave segments out"
         )
-    return result
+    ab_logs = next((lg for kind, lg in parts if kind == AB), None)
+    if ab_logs is None or not ab_logs.has("searches", "ts"):
+        return result
+    from onlineeval.abtest.over_time import BY, effect_over_time
+
+    frames: dict[str, list[pd.DataFrame]] = {by: [] for by in BY}
+    for t in result.treatments:
+        for metric in result.family:
+            for by in BY:
+                frames[by].append(effect_over_time(
+                    ab_logs, result.control, t, metric, experiment=result.experiment, by=by,
+                    unit=result.unit, alpha=result.alpha, start=start, end=end))
+    over_time = {by: pd.concat(f, ignore_index=True) for by, f in frames.items() if f}
+    return replace(result, over_time=over_time)

@@ -28,8 +28,12 @@ readout all show the fields below and nothing else, so every output carries the 
 - ``interleaving`` (:class:`InterleavingSection`) — the treatment team's Δ_AB, wins /
   losses / ties, the per-user CI and p, the per-query breakdown and the sensitivity figure;
 - ``offline`` — the offline comparison of the runs, when runs and qrels are given;
-- ``over_time``, ``segments``, ``quantiles`` — effect over time, per-segment effects with the
-  heterogeneity test, quantile metrics (None until computed);
+- ``over_time`` — the effect of each primary metric over time
+  (:func:`onlineeval.abtest.effect_over_time`): ``{"day": cumulative Δ with its CI per
+  calendar day, "exposure_day": Δ per day since a unit's first exposure}`` (None without
+  timestamps);
+- ``segments``, ``quantiles`` — per-segment effects with the heterogeneity test, quantile
+  metrics (None until computed);
 - ``notes`` — what the readout warned about; ``excluded`` — rows left out, by reason.
 
 :meth:`Readout.to_dict` gives all of it as JSON-ready values (null for undefined numbers,
@@ -321,6 +325,9 @@ class Readout:
             value = getattr(self, name)
             if isinstance(value, pd.DataFrame):
                 out[name] = value
+            elif isinstance(value, Mapping):
+                out.update({f"{name}_{k}": v for k, v in value.items()
+                            if isinstance(v, pd.DataFrame)})
             elif value is not None and hasattr(value, "to_frame"):
                 out[name] = value.to_frame()
         return out

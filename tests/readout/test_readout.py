@@ -258,3 +258,14 @@ def test_to_dict_and_tables_carry_the_same_numbers(readout):
         assert rec["estimate"] == row["estimate"] and rec["metric"] == row["metric"]
     assert d["srm"]["status"] == readout.srm.status
     assert pd.isna(t.loc[t["role"] == "guardrail", "p_adjusted"]).all()
+
+
+def test_over_time_ends_at_the_readouts_result(readout):
+    # the cumulative effect's last day is the whole experiment: the primary row's numbers
+    (row,) = readout.rows("primary")
+    day = readout.over_time["day"]
+    last = day.iloc[-1]
+    assert last["metric"] == "ctr" and last["variant"] == "treatment"
+    assert last["estimate"] == pytest.approx(row.result.estimate, rel=1e-9)
+    assert last["p_value"] == pytest.approx(row.result.p_value, rel=1e-6)
+    assert set(readout.tables()) >= {"over_time_day", "over_time_exposure_day"}
