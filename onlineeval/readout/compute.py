@@ -92,7 +92,7 @@ def readout(
     secondary: Sequence[str] | str | None = None, unit: str = "user_id", power: float = 0.8,
     srm_alpha: float = 0.001, expected_split: Mapping[str, float] | None = None,
     control_team: str | None = None, treatment_team: str | None = None,
-    n_resamples: int = 1000, seed: int = 0,
+    interleaving_experiment: str | None = None, n_resamples: int = 1000, seed: int = 0,
 ) -> Readout:
     """Should this experiment ship? Read out an A/B(/n) and/or interleaving experiment.
 
@@ -136,6 +136,10 @@ def readout(
         The power the MDE and the units needed are computed for.
     control_team, treatment_team
         The interleaved teams (default: told by their names, :mod:`onlineeval.interleaving.teams`).
+    interleaving_experiment
+        The interleaving log's experiment when it is named differently from the A/B one.
+    n_resamples, seed
+        The interleaving interval's bootstrap resamples of users, and its seed.
 
     Verdict (per treatment; :data:`onlineeval.readout.result.VERDICT_RULE`): **ship** when
     every primary metric improves significantly after Holm's correction within the primary
@@ -186,7 +190,8 @@ def readout(
             notes += [f"A/B: {w.message}" for w in caught]
             for w in caught:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    il_exp = ab.experiment if ab is not None and experiment is None else experiment
+    il_exp = interleaving_experiment or (
+        ab.experiment if ab is not None and experiment is None else experiment)
     for kind, lg in parts:
         if kind == INTERLEAVING:
             section, user_t = interleaving_part(

@@ -55,6 +55,14 @@ def teams(logs: Any, experiment: str | None, *, treatment: str | None, control: 
     rec = pairs.iloc[0]
     exp = found[0] if found else experiment
     a, b = str(rec["team_a"]), str(rec["team_b"])
+    from onlineeval.interleaving.readout import UnknownTeamError
+
+    for option, name in (("treatment_team", treatment), ("control_team", control)):
+        if name is not None and name not in (a, b):
+            raise UnknownTeamError(
+                f"{option} {name!r} is not a team of the interleaved pages of experiment "
+                f"{exp!r}; teams: {a}, {b}"
+            )
     t = treatment_team(a, b, exp, treatment, control)
     if t is None:
         raise InvalidParameterError(
