@@ -194,13 +194,9 @@ def readout(
         ab.experiment if ab is not None and experiment is None else experiment)
     for kind, lg in parts:
         if kind == INTERLEAVING:
-            section, user_t = interleaving_part(
+            section = interleaving_part(
                 lg, il_exp, treatment=treatment_team, control=control_team, alpha=alpha,
                 n_resamples=n_resamples, seed=seed, start=start, end=end)
-            if ab is not None:
-                first = next((r for r in ab.rows if r.role == PRIMARY), None)
-                if first is not None:
-                    section = replace(section, sensitivity=sensitivity(section, user_t, first))
             fields["interleaving"] = section
     if ab is not None:
         rows = ab.rows
@@ -223,6 +219,7 @@ def readout(
         family=tuple(primary_names) if ab is not None else (), power=power, unit=unit,
         notes=tuple(notes), **fields,
     )
+    result = with_interleaving(result, result.interleaving)
     result = _extras(result, parts, segments, start, end)
     if fail_on_srm and result.srm is not None and result.srm.status == "mismatch":
         raise SampleRatioMismatchError(
@@ -232,27 +229,50 @@ def readout(
     return result
 
 
+def with_interleaving(ab: Readout, section: Any) -> Readout:
+    """``ab`` with the interleaving ``section`` and, when ``ab`` has a primary metric, the
+    sensitivity figure against its first primary row (:class:`Sensitivity`)."""
+    if section is None:
+        return ab
+    first = next((r for r in ab.metrics if r.role == PRIMARY), None)
+    if first is not None:
+        section = replace(section, sensitivity=sensitivity(section, first))
+    designs = tuple(dict.fromkeys([*ab.designs, INTERLEAVING]))
+    return replace(ab, interleaving=section, designs=designs)
+
+
 def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
             start: Any, end: Any) -> Readout:
-    """Effect over time of each primary metric (per calendar day, cumulative, and per day
-    since exposure: :func:`onlineeval.abtest.effect_over_time`), per treatment."""
+    """Effect over time and per segment of each primary metric, per treatment, from the
+    readstats functions: :func:`onlineeval.abtest.effect_over_time` (cumulative per
+    calendar day, and per day since exposure) and :func:`onlineeval.abtest.segments.
+    segment_effects` (Δ per segment, Holm over the segments, Cochran's Q)."""
     import pandas as pd
 
-    if segments is not None:
-        raise InvalidParameterError(
-            "the per-segment readout is not available yet in this version; leave segments out"
-        )
     ab_logs = next((lg for kind, lg in parts if kind == AB), None)
-    if ab_logs is None or not ab_logs.has("searches", "ts"):
+    if ab_logs is None:
+        if segments is not None:
+            raise InvalidParameterError("segments need an A/B log (the per-segment A/B effect)")
         return result
     from onlineeval.abtest.over_time import BY, effect_over_time
+    from onlineeval.abtest.segments import segment_effects
 
-    frames: dict[str, list[pd.DataFrame]] = {by: [] for by in BY}
-    for t in result.treatments:
-        for metric in result.family:
-            for by in BY:
-                frames[by].append(effect_over_time(
-                    ab_logs, result.control, t, metric, experiment=result.experiment, by=by,
-                    unit=result.unit, alpha=result.alpha, start=start, end=end))
-    over_time = {by: pd.concat(f, ignore_index=True) for by, f in frames.items() if f}
-    return replace(result, over_time=over_time)
+    common = dict(experiment=result.experiment, unit=result.unit, alpha=result.alpha,
+                  start=start, end=end)
+    pairs = [(t, m) for t in result.treatments for m in result.family]
+    changes: dict[str, Any] = {}
+    if ab_logs.has("searches", "ts"):
+        changes["over_time"] = {
+            by: pd.concat([effect_over_time(ab_logs, result.control, t, m, by=by, **common)
+                           for t, m in pairs], ignore_index=True)
+            for by in BY}
+    if segments is not None:
+        frames, het = [], []
+        for t, m in pairs:
+            df = segment_effects(ab_logs, segments, result.control, t, m, **common)
+            frames.append(df)
+            het.append({"metric": m, "variant": t, **df.attrs["heterogeneity"]})
+        changes["segments"] = {"column": segments,
+                               "effects": pd.concat(frames, ignore_index=True),
+                               "heterogeneity": pd.DataFrame(het)}
+    return replace(result, **changes)

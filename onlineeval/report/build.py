@@ -178,20 +178,17 @@ def _offline(study: Study, exp: Experiment,
     return result, pq
 
 
-def _readout(study: Study, exp: Experiment, cache: _LogCache) -> Any:
-    """The experiment's :class:`onlineeval.readout.Readout` from its A/B and interleaving
-    logs (the study's first online metric is the primary one, the others secondary); its
-    warnings in ``notes`` (the SRM is shown by the report itself)."""
+def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any, list[str]]:
+    """The :class:`onlineeval.readout.Readout` of the experiment's A/B or interleaving log
+    (the study's first online metric is the primary one, the others secondary), and its
+    warnings (the SRM is shown by the report itself)."""
     from onlineeval.readout import readout
 
-    logs = [cache.get(p) for p in (exp.ab_logs, exp.interleaving_logs) if p is not None]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ro = readout(
-            logs if len(logs) > 1 else logs[0],
-            experiment=exp.ab_experiment if exp.ab_logs is not None
-            else exp.interleaving_experiment,
-            interleaving_experiment=exp.interleaving_experiment,
+            logs, design=design,
+            experiment=exp.ab_experiment if design == "ab" else exp.interleaving_experiment,
             control=exp.control_variant, treatment=[exp.treatment_variant],
             primary=list(study.online_metrics[:1]), secondary=list(study.online_metrics[1:]),
             alpha=study.alpha, control_team=exp.control_team or None,
@@ -201,6 +198,29 @@ def _readout(study: Study, exp: Experiment, cache: _LogCache) -> Any:
     notes = [str(w.message) for w in caught
              if not issubclass(w.category, SampleRatioMismatchWarning)]
     return ro, notes
+
+
+def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, str]:
+    """The A/B table of the experiment's readout (``attrs["readout"]``; its warnings in
+    ``attrs["warnings"]``), its SRM check and the check's message."""
+    ro, notes = _readout(study, exp, logs, "ab")
+    df = _ab_frame(ro)
+    df.attrs.update(readout=ro, warnings=[f"A/B: {n}" for n in notes])
+    srm = ro.srm
+    message = (f"units {srm.observed}, expected {srm.expected}; chi-square p = "
+               f"{srm.p_value:.3g} (alarm below {srm.alpha:g})")
+    return df, {"statistic": srm.statistic, "p_value": srm.p_value,
+                "units": dict(srm.observed), "expected_shares": srm.expected_shares,
+                "mismatch": srm.status == "mismatch"}, message
+
+
+def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
+    """The interleaving row of the experiment's readout (team A = the treatment;
+    ``attrs["readout"]``, its warnings in ``attrs["warnings"]``)."""
+    ro, notes = _readout(study, exp, logs, "interleaving")
+    df = _interleaving_frame(ro.interleaving)
+    df.attrs.update(readout=ro, warnings=notes)
+    return df
 
 
 def _ab_frame(ro: Any) -> pd.DataFrame:
@@ -233,6 +253,12 @@ def _interleaving_frame(section: Any) -> pd.DataFrame:
     }])
 
 
+def _per_query_interleaving(exp: Experiment, logs: Any) -> PerQueryOnline:
+    """Per-query Δ_q of the treatment team against the control team."""
+    return per_query_interleaving(logs, exp.interleaving_experiment, exp.treatment_team,
+                                  exp.control_team)
+
+
 def _per_query_ab(exp: Experiment, logs: Any) -> PerQueryOnline:
     """Per-query CTR difference treatment − control."""
     return per_query_ab_ctr(logs, exp.ab_experiment, exp.control_variant,
@@ -252,6 +278,8 @@ def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
 
 
 def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentReadout:
+    from onlineeval.readout.compute import with_interleaving
+
     out = ExperimentReadout(exp)
     offline_pq = None
     if exp.has_runs:
@@ -262,30 +290,11 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         offline_pq = out.per_query.set_index("qid")["delta"]
     else:
         out.notes.append("no runs in the study for this experiment: no offline comparison")
-    if exp.ab_logs is not None or exp.interleaving_logs is not None:
-        which = " and ".join(str(p) for p in (exp.ab_logs, exp.interleaving_logs)
-                             if p is not None)
-        try:
-            out.readout, notes = _readout(study, exp, cache)
-        except UnknownTeamError as exc:
-            raise InputError(
-                f"{_context(exp, f'readout of {which}', exc, study)} — the teams are the "
-                "logs' results.team names: set control_team / treatment_team of this "
-                "experiment in the study file"
-            ) from None
-        except OnlineEvalError as exc:
-            raise _context(exp, f"readout of {which}", exc, study) from None
-        out.notes.extend(notes)
     if exp.ab_logs is not None:
         try:
             logs = cache.get(exp.ab_logs)
-            out.ab = _ab_frame(out.readout)
-            srm = out.readout.srm
-            out.srm = {"statistic": srm.statistic, "p_value": srm.p_value,
-                       "units": dict(srm.observed), "expected_shares": srm.expected_shares,
-                       "mismatch": srm.status == "mismatch"}
-            out.srm_message = (f"units {srm.observed}, expected {srm.expected}; chi-square "
-                               f"p = {srm.p_value:.3g} (alarm below {srm.alpha:g})")
+            out.ab, out.srm, out.srm_message = _ab(study, exp, logs)
+            out.notes.extend(out.ab.attrs.get("warnings", []))
             if offline_pq is not None:
                 out.within["A/B CTR Δ"] = within_experiment(offline_pq,
                                                             _per_query_ab(exp, logs))
@@ -298,26 +307,38 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
     else:
         out.notes.append("no A/B logs in the study for this experiment")
     if exp.interleaving_logs is not None:
-        section = out.readout.interleaving
-        out.interleaving = _interleaving_frame(section)
-        if offline_pq is not None:
-            try:
-                logs = cache.get(exp.interleaving_logs)
+        try:
+            logs = cache.get(exp.interleaving_logs)
+            out.interleaving = _interleaving(study, exp, logs)
+            out.notes.extend(f"interleaving: {w}"
+                             for w in out.interleaving.attrs.get("warnings", []))
+            if offline_pq is not None:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    pqi = per_query_interleaving(logs, section.experiment,
-                                                 section.treatment_team,
-                                                 section.control_team)
-            except OnlineEvalError as exc:
-                raise _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
-                               study) from None
-            # the per-query pages are the readout's: say only what it did not already say
-            out.notes.extend(n for n in (f"interleaving: {w.message}" for w in caught)
-                             if n not in out.notes)
-            out.within = {"interleaving Δ_q": within_experiment(offline_pq, pqi),
-                          **out.within}
+                    pqi = _per_query_interleaving(exp, logs)
+                # the per-query pages are the readout's: say only what it did not say
+                out.notes.extend(n for n in (f"interleaving: {w.message}" for w in caught)
+                                 if n not in out.notes)
+                out.within = {"interleaving Δ_q": within_experiment(offline_pq, pqi),
+                              **out.within}
+        except UnknownTeamError as exc:
+            raise InputError(
+                f"{_context(exp, f'interleaving readout of {exp.interleaving_logs}', exc, study)}"
+                " — the teams are the logs' results.team names: set control_team / "
+                "treatment_team of this experiment in the study file"
+            ) from None
+        except OnlineEvalError as exc:
+            raise _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
+                           study) from None
     else:
         out.notes.append("no interleaving logs in the study for this experiment")
+    # the experiment's one readout: the A/B readout with the interleaving section beside it
+    ab_ro = out.ab.attrs.get("readout") if out.ab is not None else None
+    il_ro = out.interleaving.attrs.get("readout") if out.interleaving is not None else None
+    if ab_ro is not None:
+        out.readout = with_interleaving(ab_ro, il_ro.interleaving if il_ro else None)
+    else:
+        out.readout = il_ro
     return out
 
 
