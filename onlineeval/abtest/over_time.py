@@ -30,6 +30,15 @@ BY = ("day", "exposure_day")
 EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
 
 
+def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any]) -> str:
+    """Views of the rendered ``ab/unit_sums`` query (``<name>_unit_rows``) and of its
+    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``); returns the latter's
+    name, for queries that aggregate them further in DuckDB."""
+    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params)
+    q = queries.load("ab/exposure_rows")
+    return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows]))
+
+
 def ab_metric(logs: Any, name: Any) -> ABMetric:
     """One metric of :data:`~onlineeval.abtest.metrics.METRICS` the log has the columns for."""
     if not isinstance(name, str):
@@ -111,7 +120,7 @@ def effect_over_time(
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
     check_arms(known, control, treatment)
     con = logs.con
-    rows = queries.create(con, "ab_over_time_rows", sql, params=params)
+    rows = exposure_rows(con, "ab_over_time", sql, params)
     q = queries.load("ab/over_time_moments")
     per_unit = chosen.kind == "mean"
     text = q.render(unit_rows=[rows], num=[chosen.num],
@@ -128,7 +137,8 @@ def effect_over_time(
     if not (c["n"] > 0).any() or not (t["n"] > 0).any():
         empty = control if not (c["n"] > 0).any() else treatment
         raise SchemaError(f"variant {empty!r} has 0 units in the analysed period")
-    stats = plain_test(chosen, _moments(c), _moments(t), alpha, c["n_den"], t["n_den"])
+    stats = plain_test(chosen, moments_of(c), moments_of(t), alpha,
+                       c["n_den"].to_numpy(dtype=float), t["n_den"].to_numpy(dtype=float))
     key = "day" if by == "day" else "days_since_exposure"
     frame = _frame(stats, chosen, treatment, key, days, c, t, unit, alpha, min_units)
     frame.attrs.update({
@@ -140,26 +150,27 @@ def effect_over_time(
     return frame
 
 
-def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> dict[str, np.ndarray]:
+def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> pd.DataFrame:
     """The arm's moments per day, in ``days`` order (0 units on a day it has none)."""
     rows = moments[moments["variant"] == variant].set_index("day").reindex(days)
-    out = {name: rows[name].to_numpy(dtype=float) for name in
-           ("mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
-    out["n"] = rows["n"].fillna(0).to_numpy(dtype=float)
-    out["n_den"] = rows["n_den"].fillna(0).to_numpy(dtype=float)
-    return out
+    return rows.assign(n=rows["n"].fillna(0), n_den=rows["n_den"].fillna(0))
 
 
-def _moments(arm: dict[str, np.ndarray]) -> Moments:
-    mean = np.stack([arm["mean_x"], arm["mean_y"]], axis=-1)
-    cov = np.stack([np.stack([arm["var_x"], arm["cov_xy"]], axis=-1),
-                    np.stack([arm["cov_xy"], arm["var_y"]], axis=-1)], axis=-2)
-    return Moments(arm["n"], mean, cov)
+def moments_of(rows: pd.DataFrame) -> Moments:
+    """:class:`~onlineeval.stats.moments.Moments` of ``(x, y)``, one per row, from the
+    columns n, mean_x, mean_y, var_x, var_y, cov_xy that the moments queries return (a NULL
+    variance, below 2 units, is nan)."""
+    col = {name: rows[name].to_numpy(dtype=float) for name in
+           ("n", "mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
+    mean = np.stack([col["mean_x"], col["mean_y"]], axis=-1)
+    cov = np.stack([np.stack([col["var_x"], col["cov_xy"]], axis=-1),
+                    np.stack([col["cov_xy"], col["var_y"]], axis=-1)], axis=-2)
+    return Moments(col["n"], mean, cov)
 
 
 def _frame(
     stats: TwoArmStats, metric: ABMetric, treatment: str, key: str, days: list[Any],
-    c: dict[str, np.ndarray], t: dict[str, np.ndarray], unit: str, alpha: float,
+    c: pd.DataFrame, t: pd.DataFrame, unit: str, alpha: float,
     min_units: int,
 ) -> pd.DataFrame:
     lead, results, extra = [], [], []
@@ -172,11 +183,12 @@ def _frame(
             "control_value", "treatment_value", "abs_diff", "abs_se", "abs_ci_low",
             "abs_ci_high", "rel_diff", "rel_ci_low", "rel_ci_high", "p_value", "df")},
             test=stats.test)
-        results.append(one.result(ci_level=1.0 - alpha, units_control=int(c["n"][i]),
-                                  units_treatment=int(t["n"][i]), unit=unit))
+        results.append(one.result(ci_level=1.0 - alpha, units_control=int(c["n"].iloc[i]),
+                                  units_treatment=int(t["n"].iloc[i]), unit=unit))
         extra.append({"rel_diff": float(one.rel_diff), "rel_ci_low": float(one.rel_ci_low),
                       "rel_ci_high": float(one.rel_ci_high), "df": float(one.df),
-                      "enough_units": bool(min(c["n_den"][i], t["n_den"][i]) >= min_units)})
+                      "enough_units": bool(min(c["n_den"].iloc[i], t["n_den"].iloc[i])
+                                           >= min_units)})
     frame = comparison_frame(lead, results, extra)
     return frame[["metric", "variant", key, "control_value", "treatment_value",
                   *RESULT_COLUMNS, *EXTRA]]

@@ -7,12 +7,11 @@
 -- params: none
 -- identifiers: unit_rows, num, den
 -- switches: cumulative, per_unit
--- unit_rows: a view of the rows of ab/unit_sums by exposure with $daily (columns unit,
---   period, variant, day, exposure_day and the per-unit sums).
+-- unit_rows: a view of ab/exposure_rows over ab/unit_sums by exposure with $daily (the
+--   outcome rows of the analysed units: columns unit, variant, day, exposure_day and the
+--   per-unit sums).
 -- num, den: the metric's numerator and denominator columns of unit_rows. With per_unit the
 --   metric is a per-unit mean: the denominator is 1 for every unit and den is not read.
--- units: a unit with exposures in more than one variant is left out (as in the readout);
---   every other unit with exposures counts in its variant.
 -- cumulative: on, one row per calendar day d from the first to the last exposure day: the
 --   units first exposed on or before d, each with the sums of its exposures on or before d
 --   (a unit without searches on d keeps its sums so far). The last day's rows are therefore
@@ -24,13 +23,6 @@
 --   (means of the per-unit numerator and denominator), var_x, var_y, cov_xy DOUBLE
 --   (var_samp / covar_samp over the units: ddof 1, NULL below 2 units).
 WITH
-single AS (
-    SELECT unit
-    FROM {{unit_rows}}
-    WHERE period = 'exp'
-    GROUP BY unit
-    HAVING count(DISTINCT variant) = 1
-),
 per_key AS (
     SELECT r.unit, r.variant,
         {{#cumulative}}r.day{{/cumulative}}{{^cumulative}}r.exposure_day{{/cumulative}} AS key,
@@ -38,8 +30,6 @@ per_key AS (
         {{#per_unit}}CAST(1 AS DOUBLE){{/per_unit}}
         {{^per_unit}}CAST(sum({{den:r.}}) AS DOUBLE){{/per_unit}} AS y
     FROM {{unit_rows}} AS r
-    JOIN single AS s ON s.unit = r.unit
-    WHERE r.period = 'exp'
     GROUP BY r.unit, r.variant, key
 ){{#cumulative}},
 running AS (
