@@ -17,7 +17,12 @@ import pandas as pd
 from onlineeval import queries
 from onlineeval.abtest.metrics import METRICS, ABMetric, missing
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
-from onlineeval.abtest.units import analysis_window, as_logs, unit_sums_query
+from onlineeval.abtest.units import (
+    analysis_window,
+    as_logs,
+    excluded_of_view,
+    unit_sums_query,
+)
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.levels import check_level
 from onlineeval.stats.moments import Moments
@@ -30,13 +35,16 @@ BY = ("day", "exposure_day")
 EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
 
 
-def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any]) -> str:
+def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
+                  ) -> tuple[str, dict[str, int]]:
     """Views of the rendered ``ab/unit_sums`` query (``<name>_unit_rows``) and of its
-    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``); returns the latter's
-    name, for queries that aggregate them further in DuckDB."""
+    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``), for queries that
+    aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
+    (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
     rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params)
+    excluded = excluded_of_view(con, rows)
     q = queries.load("ab/exposure_rows")
-    return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows]))
+    return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded
 
 
 def ab_metric(logs: Any, name: Any) -> ABMetric:
@@ -103,7 +111,8 @@ def effect_over_time(
     ``p_value``, ``units_control``/``units_treatment`` the units of the day, ...), then
     ``rel_diff`` (treatment / control − 1) with ``rel_ci_low``/``rel_ci_high``, ``df`` and
     ``enough_units``. ``attrs`` holds metric, by, experiment, window (start, end),
-    control, treatment, alpha, unit, min_units and ``intervals`` ("pointwise").
+    control, treatment, alpha, unit, min_units, ``intervals`` ("pointwise") and
+    ``excluded`` (what the outcome leaves out, as :func:`onlineeval.abtest`; warned).
     """
     alpha = check_level(alpha)
     min_units = check_min_units(min_units)
@@ -120,7 +129,7 @@ def effect_over_time(
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
     check_arms(known, control, treatment)
     con = logs.con
-    rows = exposure_rows(con, "ab_over_time", sql, params)
+    rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
     q = queries.load("ab/over_time_moments")
     per_unit = chosen.kind == "mean"
     text = q.render(unit_rows=[rows], num=[chosen.num],
@@ -145,7 +154,7 @@ def effect_over_time(
         "metric": chosen.name, "by": by, "experiment": params["experiment"],
         "window": {"start": window.start, "end": window.end}, "control": control,
         "treatment": treatment, "alpha": alpha, "unit": unit, "min_units": min_units,
-        "intervals": "pointwise",
+        "intervals": "pointwise", "excluded": excluded,
     })
     return frame
 

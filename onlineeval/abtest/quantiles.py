@@ -122,7 +122,8 @@ def quantile_effects(
     (``control_ci_low`` ... ``treatment_ci_high``), ``values_control``,
     ``values_treatment`` (the searches with a value) and ``enough_units``. ``attrs``:
     metric, column, experiment, window, control, treatment, alpha, unit, min_units,
-    ``searches_without_value`` and ``units`` per arm, ``method``.
+    ``searches_without_value`` and ``units`` per arm, ``excluded`` (what the outcome
+    leaves out, as :func:`onlineeval.abtest`; warned), ``method``.
     """
     alpha = check_level(alpha)
     min_units = check_min_units(min_units)
@@ -135,7 +136,7 @@ def quantile_effects(
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column)
     check_arms(known, control, treatment)
     con = logs.con
-    rows = exposure_rows(con, "ab_quantiles", sql, params)
+    rows, excluded = exposure_rows(con, "ab_quantiles", sql, params)
     arms = (control, treatment)
     counts = _query(con, "ab/quantile_counts", rows).set_index("variant")
     for arm in arms:
@@ -187,7 +188,7 @@ def quantile_effects(
         "treatment": treatment, "alpha": alpha, "unit": unit, "min_units": min_units,
         "searches_without_value": {a: int(counts.loc[a, "searches_without_value"])
                                    for a in arms},
-        "units": {a: int(counts.loc[a, "units"]) for a in arms},
+        "units": {a: int(counts.loc[a, "units"]) for a in arms}, "excluded": excluded,
         "method": "Deng, Knoblich & Lu (2018): delta-method CDF interval inverted to "
                   "order statistics; se = width / (2 z); difference by a normal z test",
     })

@@ -276,18 +276,32 @@ def unit_sums_query(
     return sql, params, known
 
 
-def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
-    """The :class:`UnitData` of the rows of ``sql/ab/unit_sums`` by exposure (one per unit
-    and variant of the outcome), counting and warning about what is left out."""
+def excluded_of_view(con: Any, unit_rows: str) -> dict[str, int]:
+    """The :data:`EXCLUDED` counts of a view of ``sql/ab/unit_sums`` rows by exposure,
+    aggregated in DuckDB (``sql/ab/excluded_counts.sql``): for callers that never fetch the
+    per-unit rows. Warns about them as the readout does."""
+    q = load("ab/excluded_counts")
+    rows = con.execute(q.render(unit_rows=[unit_rows])).fetchall()
     excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
-    df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
-    for period, key in _PERIOD_KEYS.items():
-        excluded[key] = int(df.loc[df["period"] == period, "searches"].sum())
+    for period, searches, units in rows:
+        if period == "multi_variant":
+            excluded["multi_variant_units"] = int(units)
+            excluded["multi_variant_searches"] = int(searches)
+        elif period in _PERIOD_KEYS:
+            excluded[_PERIOD_KEYS[period]] = int(searches)
+    warn_excluded(excluded, stacklevel=4)
+    return excluded
+
+
+def warn_excluded(excluded: dict[str, int], stacklevel: int = 3) -> None:
+    """Warn about the searches and units left out of the outcome (:data:`EXCLUDED` counts):
+    NULL units, searches after the first exposure that are not exposures, units in more
+    than one variant. ``stacklevel`` 3 points at the caller of the caller."""
     if excluded["null_unit_searches"]:
         warnings.warn(
             f"{excluded['null_unit_searches']} searches have no value in the randomization "
             "unit column and are left out",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     stray = excluded["outside_experiment_searches"] + excluded["no_variant_searches"]
     if stray:
@@ -295,20 +309,30 @@ def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
             f"{stray:,} searches made after their unit's first exposure are not exposures and "
             f"are left out: {excluded['outside_experiment_searches']:,} of another experiment "
             f"or none, {excluded['no_variant_searches']:,} of the experiment without a variant",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
+    if excluded["multi_variant_units"]:
+        warnings.warn(
+            f"{excluded['multi_variant_units']} units appear in more than one variant "
+            f"({excluded['multi_variant_searches']} searches); they are left out of every arm",
+            stacklevel=stacklevel,
+        )
+
+
+def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
+    """The :class:`UnitData` of the rows of ``sql/ab/unit_sums`` by exposure (one per unit
+    and variant of the outcome), counting and warning about what is left out."""
+    excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
+    df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
+    for period, key in _PERIOD_KEYS.items():
+        excluded[key] = int(df.loc[df["period"] == period, "searches"].sum())
     exp = df[df["period"] == "exp"]
     n_var = exp.groupby("unit", sort=False)["variant"].transform("size")
     multi = n_var > 1
     excluded["multi_variant_units"] = int(exp.loc[multi, "unit"].nunique())
     excluded["multi_variant_searches"] = int(exp.loc[multi, "searches"].sum())
     exp = exp[~multi]
-    if excluded["multi_variant_units"]:
-        warnings.warn(
-            f"{excluded['multi_variant_units']} units appear in more than one variant "
-            f"({excluded['multi_variant_searches']} searches); they are left out of every arm",
-            stacklevel=3,
-        )
+    warn_excluded(excluded, stacklevel=4)
     sums = list(UNIT_SUMS)
     columns = [*sums, "units"]
     exp = exp.copy()

@@ -82,6 +82,7 @@ def test_small_log_by_hand_and_by_reference(metric):
     assert (med["values_control"], med["values_treatment"]) == (7, 7)
     assert (med["units_control"], med["units_treatment"]) == (4, 4)
     assert df.attrs["searches_without_value"] == {"control": 1, "treatment": 0}
+    assert not any(df.attrs["excluded"].values())
     z = stats.norm.isf(0.025)
     for row, p in ((med, 0.5), (p90, 0.9)):
         qc, lc, hc, sc = reference(ARMS["control"], p)
