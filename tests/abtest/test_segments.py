@@ -190,3 +190,27 @@ def test_q_false_positive_rate_on_aa_splits(aa_population):
             v.append(float(res.abs_se) ** 2)
         reject += cochran_q(d, v).p_value < 0.05
     assert 0.03 <= reject / reps <= 0.08
+
+
+def test_hostile_column_names_and_a_log_without_ts():
+    # names with a quote and a space are quoted identifiers, never pasted; without ts every
+    # exposure of a unit is "first": the value first in text order wins, NULL last
+    s = pd.DataFrame({"search_id": [f"s{i}" for i in range(8)], "user_id": list("aabbccdd"),
+                      "variant": ["control"] * 4 + ["treatment"] * 4,
+                      'de"v ice': ["y", "x", "x", "x", "y", "y", "x", None],
+                      'lat "s': [1.0, 2, 3, np.nan, 5, 6, 7, 8]})
+    c = pd.DataFrame({"search_id": ["s0", "s3", "s5"], "rank": [1, 1, 1]})
+    logs = onlineeval.load_logs(searches=s, clicks=c)
+    with pytest.warns(UserWarning, match="2 units have exposures in more than one value"):
+        df = segment_effects(logs, 'de"v ice', "control", "treatment", min_units=2)
+    d = df.set_index("segment")
+    assert list(d.index) == ["x", "y"]
+    # a (y, x) -> x, b -> x: control x = 2 clicks / 4 searches; d (x, NULL) -> x, c -> y
+    assert d.loc["x", "control_value"] == 0.5 and d.loc["x", "units_control"] == 2
+    assert (d.loc["x", "treatment_value"], d.loc["y", "treatment_value"]) == (0.0, 0.5)
+    assert np.isnan(d.loc["y", "control_value"])
+    from onlineeval.abtest import quantile_effects
+
+    q = quantile_effects(logs, "control", "treatment", 'lat "s', q=0.5, min_units=2)
+    assert (q.iloc[0]["control_value"], q.iloc[0]["treatment_value"]) == (2.0, 6.0)
+    assert q.iloc[0]["values_control"] == 3
