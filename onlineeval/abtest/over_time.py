@@ -4,7 +4,8 @@ Which searches count is the readout's rule (:mod:`onlineeval.abtest.units`): a u
 outcome is its exposures, from its first one on, inside the window; units seen in more than
 one variant are left out. The per-unit sums are split by day in DuckDB
 (``sql/ab/unit_sums.sql`` with ``daily``) and reduced there to each arm's moments per day
-(``sql/ab/over_time_moments.sql``): a few rows per day leave DuckDB, however many units.
+(``sql/ab/over_time_units.sql``, ``sql/ab/xy_moments.sql``): a few rows per day leave
+DuckDB, however many units.
 """
 
 from __future__ import annotations
@@ -15,17 +16,19 @@ import numpy as np
 import pandas as pd
 
 from onlineeval import queries
-from onlineeval.abtest.metrics import METRICS, ABMetric, missing
+from onlineeval.abtest.metrics import ABMetric, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
 from onlineeval.abtest.units import (
     analysis_window,
     as_logs,
-    excluded_of_view,
+    check_arms,
+    exposure_rows,
+    moments_of,
     unit_sums_query,
+    xy_moments,
 )
-from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
-from onlineeval.stats.moments import Moments
 from onlineeval.stats.results import RESULT_COLUMNS, TwoArmStats, comparison_frame
 
 #: the two readings of "over time" (``by``)
@@ -35,42 +38,7 @@ BY = ("day", "exposure_day")
 EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
 
 
-def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
-                  ) -> tuple[str, dict[str, int]]:
-    """Views of the rendered ``ab/unit_sums`` query (``<name>_unit_rows``) and of its
-    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``), for queries that
-    aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
-    (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
-    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params)
-    excluded = excluded_of_view(con, rows)
-    q = queries.load("ab/exposure_rows")
-    return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded
 
-
-def ab_metric(logs: Any, name: Any) -> ABMetric:
-    """One metric of :data:`~onlineeval.abtest.metrics.METRICS` the log has the columns for."""
-    if not isinstance(name, str):
-        raise InvalidParameterError(f"metric must be one metric name; got {name!r}")
-    metric = METRICS.get(name)
-    lacking = missing(logs, metric)
-    if lacking:
-        raise InputError(
-            f"the log {logs.source} lacks columns for {name}: it needs "
-            + " and ".join(" or ".join(g) for g in lacking)
-        )
-    return metric
-
-
-def check_arms(known: list[str], control: Any, treatment: Any) -> None:
-    """``control`` and ``treatment``: two different variants of the experiment."""
-    for role, name in (("control", control), ("treatment", treatment)):
-        if not isinstance(name, str) or name not in known:
-            raise UnknownNameError(
-                f"unknown {role} variant {name!r}; the experiment's variants are: "
-                f"{', '.join(known) or '(none)'}"
-            )
-    if control == treatment:
-        raise InvalidParameterError(f"the treatment {treatment!r} is the control")
 
 
 def effect_over_time(
@@ -119,7 +87,7 @@ def effect_over_time(
     if by not in BY:
         raise InvalidParameterError(f"by must be one of {', '.join(BY)}; got {by!r}")
     logs = as_logs(logs)
-    chosen = ab_metric(logs, metric)
+    chosen = usable(logs, metric)
     if not logs.has("searches", "ts"):
         raise InputError(
             f"the effect over time needs search timestamps, but the log {logs.source} has no "
@@ -130,13 +98,13 @@ def effect_over_time(
     check_arms(known, control, treatment)
     con = logs.con
     rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
-    q = queries.load("ab/over_time_moments")
+    q = queries.load("ab/over_time_units")
     per_unit = chosen.kind == "mean"
     text = q.render(unit_rows=[rows], num=[chosen.num],
                     den=[chosen.num if per_unit else chosen.den],
                     cumulative=by == "day", per_unit=per_unit)
-    moments = con.execute(text, q.bind(text)).df()
-    days = sorted(moments["day"].unique())
+    moments = xy_moments(con, "ab_over_time_units", text)
+    days = sorted(moments["key"].unique())
     if not days:
         raise SchemaError(
             f"the experiment has no exposures{'' if start is None and end is None else ' in the window'}"
@@ -161,20 +129,10 @@ def effect_over_time(
 
 def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> pd.DataFrame:
     """The arm's moments per day, in ``days`` order (0 units on a day it has none)."""
-    rows = moments[moments["variant"] == variant].set_index("day").reindex(days)
+    rows = moments[moments["variant"] == variant].set_index("key").reindex(days)
     return rows.assign(n=rows["n"].fillna(0), n_den=rows["n_den"].fillna(0))
 
 
-def moments_of(rows: pd.DataFrame) -> Moments:
-    """:class:`~onlineeval.stats.moments.Moments` of ``(x, y)``, one per row, from the
-    columns n, mean_x, mean_y, var_x, var_y, cov_xy that the moments queries return (a NULL
-    variance, below 2 units, is nan)."""
-    col = {name: rows[name].to_numpy(dtype=float) for name in
-           ("n", "mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
-    mean = np.stack([col["mean_x"], col["mean_y"]], axis=-1)
-    cov = np.stack([np.stack([col["var_x"], col["cov_xy"]], axis=-1),
-                    np.stack([col["cov_xy"], col["var_y"]], axis=-1)], axis=-2)
-    return Moments(col["n"], mean, cov)
 
 
 def _frame(

@@ -22,9 +22,16 @@ from scipy import stats
 
 from onlineeval import queries
 from onlineeval.abtest.metrics import METRICS, missing
-from onlineeval.abtest.over_time import check_arms, exposure_rows, moments_of
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units
-from onlineeval.abtest.units import analysis_window, as_logs, unit_sums_query
+from onlineeval.abtest.units import (
+    analysis_window,
+    as_logs,
+    check_arms,
+    exposure_rows,
+    moments_of,
+    unit_sums_query,
+    xy_moments,
+)
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.levels import check_level
 from onlineeval.stats.quantile import (
@@ -151,12 +158,14 @@ def quantile_effects(
     rank = {(arm, p): quantile_rank(n[arm], p) for arm, p in cells}
     value = _values(con, rows, {(arm, rank[arm, p]) for arm, p in cells})
     point = {(arm, p): value[arm, rank[arm, p]] for arm, p in cells}
-    moments = _query(con, "ab/quantile_cdf_moments", rows,
-                     variants=[a for a, _ in cells], thresholds=[point[c] for c in cells])
+    q_units = queries.load("ab/quantile_cdf_units")
+    moments = xy_moments(con, "ab_quantile_cdf_units", q_units.render(rows=[rows]),
+                         q_units.bind(variants=[a for a, _ in cells],
+                                      thresholds=[point[c] for c in cells]))
     z = float(stats.norm.isf(alpha / 2.0))
     sigma, ends = {}, {}
     for arm, p in cells:
-        row = moments[(moments["variant"] == arm) & (moments["threshold"] == point[arm, p])]
+        row = moments[(moments["variant"] == arm) & (moments["key"] == point[arm, p])]
         sigma[arm, p] = cdf_sigma(moments_of(row))
         if np.isfinite(sigma[arm, p]):
             ends[arm, p] = interval_ranks(n[arm], p, sigma[arm, p], z)

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from onlineeval import queries
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.queries import load
+from onlineeval.stats.moments import Moments
 from onlineeval.window import bounds, describe, timestamp
 
 PrePeriod = tuple[pd.Timestamp | None, pd.Timestamp, pd.Timestamp]
@@ -427,3 +429,49 @@ def check_variants(
     if not out:
         raise InvalidParameterError("treatments is empty; give at least one variant name")
     return out
+
+
+def check_arms(known: list[str], control: Any, treatment: Any) -> None:
+    """``control`` and ``treatment``: two different variants of the experiment."""
+    for role, name in (("control", control), ("treatment", treatment)):
+        if not isinstance(name, str) or name not in known:
+            raise UnknownNameError(
+                f"unknown {role} variant {name!r}; the experiment's variants are: "
+                f"{', '.join(known) or '(none)'}"
+            )
+    if control == treatment:
+        raise InvalidParameterError(f"the treatment {treatment!r} is the control")
+
+
+def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
+                  ) -> tuple[str, dict[str, int]]:
+    """Views of the rendered ``ab/unit_sums`` query (``<name>_unit_rows``) and of its
+    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``), for queries that
+    aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
+    (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
+    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params)
+    excluded = excluded_of_view(con, rows)
+    q = load("ab/exposure_rows")
+    return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded
+
+
+def xy_moments(con: Any, name: str, units_sql: str,
+               params: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The per-unit ``(variant, key, x, y)`` rows of the rendered ``units_sql`` (kept in
+    DuckDB as the view ``name``) reduced to their moments per variant and key
+    (``sql/ab/xy_moments.sql``); :func:`moments_of` reads them."""
+    view = queries.create(con, name, units_sql, params=params)
+    q = load("ab/xy_moments")
+    return con.execute(q.render(rows=[view])).df()
+
+
+def moments_of(rows: pd.DataFrame) -> Moments:
+    """:class:`~onlineeval.stats.moments.Moments` of ``(x, y)``, one per row, from the
+    columns n, mean_x, mean_y, var_x, var_y, cov_xy that the moments queries return (a NULL
+    variance, below 2 units, is nan)."""
+    col = {name: rows[name].to_numpy(dtype=float) for name in
+           ("n", "mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
+    mean = np.stack([col["mean_x"], col["mean_y"]], axis=-1)
+    cov = np.stack([np.stack([col["var_x"], col["cov_xy"]], axis=-1),
+                    np.stack([col["cov_xy"], col["var_y"]], axis=-1)], axis=-2)
+    return Moments(col["n"], mean, cov)

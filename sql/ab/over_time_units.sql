@@ -1,9 +1,11 @@
--- name: ab/over_time_moments
--- computes: the effect over time of onlineeval.abtest.effect_over_time: per variant and day,
---   the moments of one metric's per-unit numerator and denominator that the delta method
---   (or Welch's t) needs, so only a few rows per day leave DuckDB however many units there
---   are. Python turns them into the comparison (onlineeval.stats.tests).
--- grain: one row per (variant, day)
+-- name: ab/over_time_units
+-- computes: the per-unit rows of the effect over time (onlineeval.abtest.effect_over_time):
+--   per unit and day, one metric's per-unit numerator and denominator. They stay in DuckDB:
+--   ab/xy_moments reduces them to each arm's moments per day, and only those rows (a few
+--   per day, however many units) reach Python, which makes the comparison
+--   (onlineeval.stats.tests).
+-- grain: one row per (unit, day) (cumulative: each day from the unit's first exposure day
+--   to the last exposure day)
 -- params: none
 -- identifiers: unit_rows, num, den
 -- switches: cumulative, per_unit
@@ -18,10 +20,8 @@
 --   the readout's per-unit sums. Off, one row per day since first exposure k (exposure_day
 --   of ab/unit_sums): the units with exposures on their day k, with the sums of those
 --   exposures only.
--- outputs: variant VARCHAR, day (DATE when cumulative, else INTEGER: the exposure day),
---   n BIGINT (units), n_den BIGINT (units with a nonzero denominator), mean_x, mean_y DOUBLE
---   (means of the per-unit numerator and denominator), var_x, var_y, cov_xy DOUBLE
---   (var_samp / covar_samp over the units: ddof 1, NULL below 2 units).
+-- outputs: variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
+--   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator).
 WITH
 per_key AS (
     SELECT r.unit, r.variant,
@@ -51,16 +51,5 @@ unit_days AS (
     FROM running AS r
     JOIN days AS d ON d.key >= r.since AND d.key < r.until
 ){{/cumulative}}
-SELECT
-    variant,
-    key AS day,
-    count(*) AS n,
-    count(*) FILTER (WHERE y <> 0) AS n_den,
-    avg(x) AS mean_x,
-    avg(y) AS mean_y,
-    var_samp(x) AS var_x,
-    var_samp(y) AS var_y,
-    covar_samp(x, y) AS cov_xy
+SELECT variant, key, x, y
 FROM {{#cumulative}}unit_days{{/cumulative}}{{^cumulative}}per_key{{/cumulative}}
-GROUP BY variant, key
-ORDER BY variant, day
