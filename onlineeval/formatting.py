@@ -12,7 +12,9 @@ clear the screen or break a row. Records are data and carry values unchanged.
 
 from __future__ import annotations
 
+import datetime
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +32,7 @@ def plain(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
-    if isinstance(value, pd.Timestamp):
+    if isinstance(value, pd.Timestamp | datetime.date):
         return value.isoformat()
     return value
 
@@ -94,3 +96,106 @@ def describe_constants(values: dict[str, Any], float_format: str = "{:.4g}") -> 
         return escape(str(v))
 
     return "; ".join(f"{name} = {shown(v)}" for name, v in values.items())
+
+
+# The one number format of the readout's outputs (terminal, HTML): estimates to DIGITS
+# significant digits, p-values in scientific notation below P_SCIENTIFIC, counts with
+# thousands separators, timestamps as dates (with the time of day when it is not midnight).
+DIGITS = 4
+P_SCIENTIFIC = 1e-4
+
+
+def number(value: Any, digits: int = DIGITS, signed: bool = False) -> str:
+    """An estimate to ``digits`` significant digits (``null`` when undefined); large values
+    are written out in full with separators, never in exponent form."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    value = float(value)
+    sign = "+" if signed else ""
+    if value != 0 and abs(value) >= 10 ** digits:
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign}.{digits}g}"
+
+
+def pvalue(value: Any) -> str:
+    """A p-value: 3 significant digits, scientific notation below :data:`P_SCIENTIFIC`."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    if value != 0 and value < P_SCIENTIFIC:
+        return f"{value:.1e}"
+    return f"{value:.3g}"
+
+
+def percent(fraction: Any, digits: int = 3, signed: bool = True) -> str:
+    """A fraction as a percentage to ``digits`` significant digits (``+1.23%``)."""
+    value = plain(fraction)
+    if value is None:
+        return "null"
+    return f"{number(100.0 * value, digits, signed)}%"
+
+
+def count(value: Any) -> str:
+    """A count with thousands separators (``null`` when undefined)."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    return f"{round(float(value)):,}"
+
+
+def when(value: Any) -> str:
+    """A timestamp as a date, with hours and minutes unless it is midnight."""
+    if value is None or value is pd.NaT:
+        return "null"
+    ts = pd.Timestamp(value)
+    return ts.strftime("%Y-%m-%d") if ts == ts.normalize() else ts.strftime("%Y-%m-%d %H:%M")
+
+
+#: the widest a terminal table may be (the readout fits this; wider cells wrap)
+WIDTH = 100
+
+
+def fitted_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH,
+                 wrap: Sequence[int] = ()) -> str:
+    """An aligned text table no wider than ``width``: while it is too wide, the widest of
+    the ``wrap`` columns (indices) is narrowed and its cells wrap onto continuation lines
+    (at ``_``, spaces and hyphens where possible). Cells are escaped for a terminal."""
+    cells = [[escape(str(c)) for c in headers]] + [[escape(str(c)) for c in r] for r in rows]
+    ncol = len(headers)
+    widths = [max(len(r[i]) for r in cells) for i in range(ncol)]
+    floor = 8
+
+    def total() -> int:
+        return sum(widths) + 2 * (ncol - 1)
+
+    while total() > width:
+        wide = [i for i in wrap if widths[i] > floor]
+        if not wide:
+            break
+        i = max(wide, key=lambda j: widths[j])
+        widths[i] = max(floor, widths[i] - (total() - width))
+
+    def pieces(text: str, w: int) -> list[str]:
+        lines = [""]
+        for token in re.split(r"(?<=[_ \-/])", text):
+            while len(token) > w:  # a word longer than the column: cut it
+                if lines[-1]:
+                    lines.append("")
+                lines[-1], token = token[:w], token[w:]
+                lines.append("")
+            if len(lines[-1]) + len(token.rstrip()) > w and lines[-1]:
+                lines.append("")
+            lines[-1] += token
+        return [ln.rstrip() for ln in lines if ln.strip()] or [""]
+
+    out = []
+    for r in cells:
+        parts = [pieces(c, widths[i]) for i, c in enumerate(r)]
+        for k in range(max(len(p) for p in parts)):
+            line = "  ".join(
+                (p[k] if k < len(p) else "").ljust(widths[i]) if i < ncol - 1
+                else (p[k] if k < len(p) else "")
+                for i, p in enumerate(parts))
+            out.append(line.rstrip())
+    return "\n".join(out) + "\n"

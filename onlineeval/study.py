@@ -22,13 +22,18 @@ table is one ranker pair and may override any default::
 
     [[experiment]]
     name = "s260_vs_s040"             # required, unique
-    control_run = "runs/s260.run"     # required: TREC run of the control ranker
-    treatment_run = "runs/s040.run"   # required: TREC run of the treatment ranker
+    control_run = "runs/s260.run"     # optional: TREC run of the control ranker
+    treatment_run = "runs/s040.run"   # optional: TREC run of the treatment ranker
     # optional: qrels, ab_logs, interleaving_logs (override the defaults);
     # ab_experiment / interleaving_experiment: the value of the logs' `experiment` column
     # (default: name); control_variant / treatment_variant (default control / treatment);
     # control_team / treatment_team: the `results.team` names of the interleaved rankers
-    # (default: the run files' stems, e.g. s260 / s040)
+    # (default: the run files' stems, e.g. s260 / s040; without runs, the teams' names tell:
+    # onlineeval.interleaving.teams)
+
+The runs (both, or neither) and qrels add the offline comparison and the offline-online
+agreement; an experiment without runs is read out from its logs alone (it needs A/B or
+interleaving logs), and the agreement across experiments uses the experiments with runs.
 
 Every problem is reported as an :class:`~onlineeval.errors.InputError` naming the file and the
 key (e.g. ``study.toml: experiment[3].control_run: file 'runs/x.run' does not exist``).
@@ -63,12 +68,17 @@ DEFAULT_ONLINE_METRICS = ("ctr", "click_mrr", "abandonment_rate")
 
 @dataclass(frozen=True)
 class Experiment:
-    """One ranker pair of a study (paths resolved, defaults applied)."""
+    """One ranker pair of a study (paths resolved, defaults applied). ``control_run``,
+    ``treatment_run`` and ``qrels`` are None for an experiment read out from logs alone."""
+
+    @property
+    def has_runs(self) -> bool:
+        return self.control_run is not None
 
     name: str
-    qrels: Path
-    control_run: Path
-    treatment_run: Path
+    qrels: Path | None
+    control_run: Path | None
+    treatment_run: Path | None
     ab_logs: Path | None = None
     interleaving_logs: Path | None = None
     ab_experiment: str = ""
@@ -202,8 +212,8 @@ def read_study(path: str | Path) -> Study:
     raw = data.get("experiment")
     if not raw:
         raise InputError(
-            f"{src}: experiment: a study needs at least one [[experiment]] table with name, "
-            "control_run and treatment_run"
+            f"{src}: experiment: a study needs at least one [[experiment]] table with a name "
+            "(and control_run and treatment_run, or ab_logs / interleaving_logs)"
         )
     experiments = []
     seen: set[str] = set()
@@ -212,9 +222,13 @@ def read_study(path: str | Path) -> Study:
         if not isinstance(exp, dict):
             raise InputError(f"{where}: expected a table ([[experiment]]), got {exp!r}")
         _check_keys(exp, _EXP_KEYS, f"{where}.")
-        for key in ("name", "control_run", "treatment_run"):
-            if key not in exp:
-                raise InputError(f"{where}.{key}: required key is missing")
+        if "name" not in exp:
+            raise InputError(f"{where}.name: required key is missing")
+        runs = [k for k in ("control_run", "treatment_run") if k in exp]
+        if len(runs) == 1:
+            other = "treatment_run" if runs[0] == "control_run" else "control_run"
+            raise InputError(f"{where}.{other}: required key is missing (give both runs, "
+                             "or neither to read the experiment out from its logs alone)")
         name = exp["name"]
         if not name.strip():
             raise InputError(f"{where}.name: must not be empty; name the experiment (its "
@@ -227,13 +241,22 @@ def read_study(path: str | Path) -> Study:
         def get(key: str, exp: dict = exp) -> Any:
             return exp.get(key, data.get(key))
 
-        if get("qrels") is None:
-            raise InputError(f"{where}.qrels: no qrels given (set it at the top or here)")
-        qrels = _path(base, get("qrels"), f"{where}.qrels", "file")
         ab = get("ab_logs")
         il = get("interleaving_logs")
-        control_run = _path(base, exp["control_run"], f"{where}.control_run", "file")
-        treatment_run = _path(base, exp["treatment_run"], f"{where}.treatment_run", "file")
+        if runs:
+            if get("qrels") is None:
+                raise InputError(f"{where}.qrels: no qrels given (set it at the top or here)")
+            qrels = _path(base, get("qrels"), f"{where}.qrels", "file")
+            control_run = _path(base, exp["control_run"], f"{where}.control_run", "file")
+            treatment_run = _path(base, exp["treatment_run"], f"{where}.treatment_run",
+                                  "file")
+        elif ab is None and il is None:
+            raise InputError(
+                f"{where}: nothing to read out: give control_run and treatment_run, or "
+                "ab_logs / interleaving_logs"
+            )
+        else:
+            qrels = control_run = treatment_run = None
         experiments.append(Experiment(
             name=name, qrels=qrels, control_run=control_run, treatment_run=treatment_run,
             ab_logs=None if ab is None else _path(base, ab, f"{where}.ab_logs", "dir"),
@@ -243,8 +266,8 @@ def read_study(path: str | Path) -> Study:
             interleaving_experiment=exp.get("interleaving_experiment", name),
             control_variant=exp.get("control_variant", "control"),
             treatment_variant=exp.get("treatment_variant", "treatment"),
-            control_team=exp.get("control_team", control_run.stem),
-            treatment_team=exp.get("treatment_team", treatment_run.stem),
+            control_team=exp.get("control_team", control_run.stem if runs else ""),
+            treatment_team=exp.get("treatment_team", treatment_run.stem if runs else ""),
         ))
     return Study(
         path=path, title=data.get("title", path.stem), measures=measures,

@@ -160,18 +160,26 @@ def _left_out_online(w: dict[str, Any]) -> str:
 
 def _experiment_html(report: Report, r: Any) -> str:
     exp = r.experiment
+    control, treatment = ((exp.control_run.stem, exp.treatment_run.stem) if exp.has_runs
+                          else (r.readout.control, r.readout.treatments[0]))
     parts = [f'<section id="{_slug(exp.name)}" class="experiment">',
-             f"<h3>{html.escape(exp.name)}: control {html.escape(exp.control_run.stem)} → "
-             f"treatment {html.escape(exp.treatment_run.stem)}</h3>"]
-    parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
-                 f"{html.escape(report.study.correction)} correction; a = control, "
-                 "b = treatment, estimate = mean_b − mean_a over n queries)</h4>")
-    parts.append(_table(r.offline, ["measure", "n", "mean_a", "mean_b", "estimate",
-                                    "ci_low", "ci_high", "p_value", "p_adjusted",
-                                    "significant", "effect_size"]))
+             f"<h3>{html.escape(exp.name)}: control {html.escape(control)} → "
+             f"treatment {html.escape(treatment)}</h3>"]
+    if r.readout is not None and r.readout.decisions:
+        d = r.readout.decisions[0]
+        parts.append(f"<p>Verdict: <b>{html.escape(d.verdict)}</b> — "
+                     f"{html.escape('; '.join(d.reasons))}</p>")
+    if r.offline is not None:
+        parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
+                     f"{html.escape(report.study.correction)} correction; a = control, "
+                     "b = treatment, estimate = mean_b − mean_a over n queries)</h4>")
+        parts.append(_table(r.offline, ["measure", "n", "mean_a", "mean_b", "estimate",
+                                        "ci_low", "ci_high", "p_value", "p_adjusted",
+                                        "significant", "effect_size"]))
     if r.ab is not None:
         parts.append("<h4>A/B test (estimate = treatment − control, rel_diff = estimate / "
-                     "control_value)</h4>")
+                     "control_value; the first online metric is primary, its p Holm-adjusted "
+                     "within the primary family; the others' p unadjusted)</h4>")
         if r.srm and r.srm.get("mismatch"):
             parts.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b> — the A/B results '
                          f'below are not trustworthy. {html.escape(r.srm_message or "")}</div>')
@@ -179,9 +187,10 @@ def _experiment_html(report: Report, r: Any) -> str:
             units = ", ".join(f"{k}: {v:,}" for k, v in r.srm.get("units", {}).items())
             parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
                          f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
-        parts.append(_table(r.ab, ["metric", "variant", "control_value", "treatment_value",
+        parts.append(_table(r.ab, [c for c in ["metric", "role", "variant", "control_value",
+                                   "treatment_value",
                                    "estimate", "ci_low", "ci_high", "rel_diff",
-                                   "p_value", "p_adjusted", "significant"]))
+                                   "p_value", "p_adjusted", "significant"] if c in r.ab.columns]))
     if r.interleaving is not None:
         parts.append("<h4>Interleaving (team-draft; team A = treatment, so estimate = Δ_AB "
                      "&gt; 0 means the treatment won)</h4>")
@@ -234,10 +243,18 @@ def render_html(report: Report) -> str:
     for source, text in report.load_notes.items():
         out.append(f'<p class="note">Rows excluded while loading {html.escape(source)}: '
                    f"{html.escape(text)}</p>")
-    out.append(f"<p>{len(report.experiments)} experiments; primary offline measure "
-               f"<b>{html.escape(report.measures[0])}</b>; online outcomes: "
+    measure = (f"primary offline measure <b>{html.escape(report.measures[0])}</b>"
+               if report.measures else "no runs, so no offline measure")
+    out.append(f"<p>{len(report.experiments)} experiments; {measure}; online outcomes: "
                f"{html.escape(', '.join(label for _, label in report.outcomes) or 'none')}.</p>")
     out.append("</section>")
+    if not report.measures:
+        out.append('<section id="agreement"><h2>Offline–online agreement across experiments'
+                   '</h2><p class="note">No experiment of the study has runs: nothing to '
+                   "agree with.</p></section>")
+        out += _without_offline(report, study)
+        out.append("</body></html>")
+        return "\n".join(out)
 
     out.append('<section id="agreement"><h2>Offline–online agreement across experiments</h2>')
     out.append(f"<p>Offline Δ {html.escape(report.measures[0])} (treatment − control) against "
@@ -295,8 +312,9 @@ def render_html(report: Report) -> str:
     out.append('<p class="note">Every Δ is treatment − control, except the A/B metrics marked '
                "(negated): lower is better for them, so their difference is negated (control − "
                "treatment) and positive favours the treatment in every column. Interleaving is "
-               "Δ_AB of the treatment's team (p-value of the per-user test); offline and A/B "
-               "p-values are adjusted (across measures, across metrics).</p>")
+               "Δ_AB of the treatment's team (p-value of the per-user test); offline p-values are "
+               "adjusted across measures, the primary A/B metric's within the primary family, "
+               "the other A/B metrics' are not.</p>")
     out.append(_table(t[cols].rename(columns=_oriented)))
     out.append("</section>")
 
@@ -305,6 +323,32 @@ def render_html(report: Report) -> str:
     out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def _without_offline(report: Report, study: Any) -> list[str]:
+    """The sections of a study without runs: the A/B forest plot, position CTR, the table
+    of experiments and each experiment's readout."""
+    out = ['<section id="forest"><h2>A/B deltas (forest plot)</h2>']
+    ab = _ab_long(report)
+    if len(ab):
+        out.append(_img(forest_ab, ab, list(study.online_metrics),
+                        alt="forest plot of A/B deltas"))
+    out.append("</section>")
+    curves = _curves(report)
+    if len(curves):
+        out.append('<section id="position-ctr"><h2>Position CTR per variant</h2>')
+        out.append(_img(position_ctr_curves, curves,
+                        alt="click-through rate by rank per variant"))
+        out.append("</section>")
+    t = report.table
+    cols = [c for c in t.columns if not c.endswith(("_ci_low", "_ci_high"))]
+    out.append('<section id="experiments-table"><h2>All experiments</h2>')
+    out.append(_table(t[cols].rename(columns=_oriented)))
+    out.append("</section>")
+    out.append('<section id="experiments"><h2>Per experiment</h2>')
+    out.extend(_experiment_html(report, r) for r in report.experiments)
+    out.append("</section>")
+    return out
 
 
 def _ab_long(report: Report) -> pd.DataFrame:
@@ -353,8 +397,12 @@ def report_dict(report: Report) -> dict[str, Any]:
         "table": recs(report.table),
         "experiments": [
             {
-                "name": r.experiment.name, "control_run": str(r.experiment.control_run),
-                "treatment_run": str(r.experiment.treatment_run),
+                "name": r.experiment.name,
+                "control_run": None if r.experiment.control_run is None
+                else str(r.experiment.control_run),
+                "treatment_run": None if r.experiment.treatment_run is None
+                else str(r.experiment.treatment_run),
+                "readout": None if r.readout is None else r.readout.to_dict(),
                 "offline": recs(r.offline), "ab": recs(r.ab), "srm": plain(r.srm),
                 "interleaving": recs(r.interleaving), "position_ctr": recs(r.position_ctr),
                 "per_query_agreement": {k: plain(v) for k, v in r.within.items()},

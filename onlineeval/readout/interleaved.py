@@ -1,0 +1,114 @@
+"""The interleaving part of the readout: the treatment team's Δ_AB and its per-query variant
+(:func:`onlineeval.interleaving_readout`, users as the independent units), the per-query
+table, and the sensitivity figure against the A/B readout (:class:`Sensitivity`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from onlineeval.errors import InvalidParameterError
+from onlineeval.readout.result import InterleavingSection, MetricRow, Sensitivity
+from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult
+
+
+def _result(rec: pd.Series) -> ComparisonResult:
+    values = {k: (None if pd.isna(rec[k]) else rec[k]) if k in (
+        "correction", "family_size") else rec[k] for k in RESULT_COLUMNS}
+    values["p_adjusted"] = float("nan") if pd.isna(values["p_adjusted"]) else \
+        values["p_adjusted"]
+    for k in ("n", "units_control", "units_treatment"):
+        values[k] = int(values[k])
+    return ComparisonResult(**values)
+
+
+def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | None,
+                      control: str | None, alpha: float, n_resamples: int, seed: int,
+                      start: Any, end: Any) -> InterleavingSection:
+    """The interleaving section, from the treatment team's side (the teams by
+    :mod:`onlineeval.interleaving.teams`; an error says how to name them). The log's pages
+    are read once: the per-query variant and table reuse the readout's page outcomes."""
+    from onlineeval.interleaving import interleaving_readout, outcomes
+    from onlineeval.interleaving.readout import UnknownTeamError, per_query_rows
+    from onlineeval.interleaving.teams import treatment_team
+
+    common = dict(team_a=treatment, control=control, treatment_first=True, alpha=alpha,
+                  n_resamples=n_resamples, seed=seed)
+    pages = interleaving_readout(logs, experiment, start=start, end=end, **common)
+    found = sorted({str(e) for e in pages["experiment"] if e is not None})
+    if experiment is None and len(found) > 1:
+        raise InvalidParameterError(
+            f"the interleaving log holds several experiments ({', '.join(found)}); name one "
+            "(experiment=, --experiment)"
+        )
+    if pages.empty:
+        raise InvalidParameterError(
+            f"no interleaved page with a decided comparison for experiment {experiment!r}"
+        )
+    if len(pages) > 1:
+        pages = pages[pages[["team_a", "team_b"]].isin([treatment, control]).any(axis=1)]
+        if len(pages) != 1:
+            raise InvalidParameterError(
+                "the interleaved pages compare more than two teams (multileaving); name the "
+                "treatment and control teams (treatment_team=, control_team=)"
+            )
+    rec = pages.iloc[0]
+    a, b = str(rec["team_a"]), str(rec["team_b"])
+    exp = rec["experiment"]
+    for option, name in (("treatment_team", treatment), ("control_team", control)):
+        if name is not None and name not in (a, b):
+            raise UnknownTeamError(
+                f"{option} {name!r} is not a team of the interleaved pages of experiment "
+                f"{exp!r}; teams: {a}, {b}"
+            )
+    if treatment_team(a, b, exp, treatment, control) != a:
+        raise InvalidParameterError(
+            f"which interleaved team is the treatment, {a!r} or {b!r}? Name it "
+            "(treatment_team= / --treatment-team; or name the experiment CONTROL_vs_TREATMENT)"
+        )
+    queries = per_query_rows(logs, **common)
+    q = queries[(queries["team_a"] == a) & (queries["team_b"] == b)
+                & queries["experiment"].map(lambda v: v == exp)].iloc[0]
+    # by the query text, as the per-query Δ_AB above (the agreement joins qrels on qid)
+    table = outcomes.per_query(logs, a, b, "query").rename(columns={"qid": "query"})
+    user_t = t_statistic(float(rec["p_value"]), float(rec["user_delta"]), float(rec["df"]))
+    return InterleavingSection(
+        experiment=exp, treatment_team=a, control_team=b, result=_result(rec),
+        impressions=int(rec["impressions"]),
+        impressions_with_clicks=int(rec["impressions_with_clicks"]),
+        wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
+        users=int(rec["users"]), winner=rec["winner"], t_statistic=user_t,
+        per_query=_result(q), n_queries=int(q["queries_decided"]),
+        queries=table.reset_index(drop=True),
+    )
+
+
+def t_statistic(p_value: float, estimate: float, df: float) -> float:
+    """The signed t (or z, without df) that gives a two-sided ``p_value``."""
+    if not (np.isfinite(p_value) and np.isfinite(estimate)) or estimate == 0:
+        return math.nan
+    dist = stats.norm if df is None or not np.isfinite(df) else stats.t(df)
+    return float(np.sign(estimate) * dist.isf(p_value / 2.0))
+
+
+def sensitivity(section: InterleavingSection, ab_row: MetricRow) -> Sensitivity:
+    """The A/B units the interleaving decision would need (:class:`Sensitivity`):
+    ``ab_units (t_IL / t_AB)^2`` with both t read back from the two-sided p-values."""
+    r = ab_row.result
+    ab_units = int((r.units_control or 0) + (r.units_treatment or 0))
+    ab_t = t_statistic(r.p_value, r.estimate, ab_row.df)
+    interleaving_t = section.t_statistic
+    # opposite signs: the A/B effect points the other way, so no number of A/B units
+    # gives the interleaving's decision
+    same_way = np.isfinite(ab_t) and np.isfinite(interleaving_t) and \
+        np.sign(ab_t) == np.sign(interleaving_t) and ab_t != 0
+    need = float(ab_units * (interleaving_t / ab_t) ** 2) if same_way else math.nan
+    users = int(section.result.n)
+    ratio = need / users if users and np.isfinite(need) else math.nan
+    return Sensitivity(metric=ab_row.metric, ab_units=ab_units, ab_t=ab_t,
+                       interleaving_users=users, interleaving_t=interleaving_t,
+                       ab_units_needed=need, ratio=ratio)

@@ -1,0 +1,55 @@
+-- name: ab/over_time_units
+-- computes: the per-unit rows of the effect over time (onlineeval.abtest.effect_over_time):
+--   per unit and day, one metric's per-unit numerator and denominator. They stay in DuckDB:
+--   ab/xy_moments reduces them to each arm's moments per day, and only those rows (a few
+--   per day, however many units) reach Python, which makes the comparison
+--   (onlineeval.stats.tests).
+-- grain: one row per (unit, day) (cumulative: each day from the unit's first exposure day
+--   to the last exposure day)
+-- params: none
+-- identifiers: unit_rows, num, den
+-- switches: cumulative, per_unit
+-- unit_rows: a view of ab/exposure_rows over ab/unit_sums by exposure with $daily (the
+--   outcome rows of the analysed units: columns unit, variant, day, exposure_day and the
+--   per-unit sums).
+-- num, den: the metric's numerator and denominator columns of unit_rows. With per_unit the
+--   metric is a per-unit mean: the denominator is 1 for every unit and den is not read.
+-- cumulative: on, one row per calendar day d from the first to the last exposure day: the
+--   units first exposed on or before d, each with the sums of its exposures on or before d
+--   (a unit without searches on d keeps its sums so far). The last day's rows are therefore
+--   the readout's per-unit sums. Off, one row per day since first exposure k (exposure_day
+--   of ab/unit_sums): the units with exposures on their day k, with the sums of those
+--   exposures only.
+-- outputs: variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
+--   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator).
+WITH
+per_key AS (
+    SELECT r.unit, r.variant,
+        {{#cumulative}}r.day{{/cumulative}}{{^cumulative}}r.exposure_day{{/cumulative}} AS key,
+        CAST(sum({{num:r.}}) AS DOUBLE) AS x,
+        {{#per_unit}}CAST(1 AS DOUBLE){{/per_unit}}
+        {{^per_unit}}CAST(sum({{den:r.}}) AS DOUBLE){{/per_unit}} AS y
+    FROM {{unit_rows}} AS r
+    GROUP BY r.unit, r.variant, key
+){{#cumulative}},
+running AS (
+    SELECT unit, variant, key AS since,
+        coalesce(lead(key) OVER w, (SELECT max(key) FROM per_key) + 1) AS until,
+        sum(x) OVER w AS x,
+        {{#per_unit}}y{{/per_unit}}{{^per_unit}}sum(y) OVER w{{/per_unit}} AS y
+    FROM per_key
+    WINDOW w AS (PARTITION BY unit ORDER BY key)
+),
+days AS (
+    SELECT CAST(g.d AS DATE) AS key
+    FROM (SELECT min(key) AS lo, max(key) AS hi FROM per_key) AS b,
+        generate_series(CAST(b.lo AS TIMESTAMP), CAST(b.hi AS TIMESTAMP), INTERVAL 1 DAY)
+            AS g(d)
+),
+unit_days AS (
+    SELECT r.variant, d.key, r.x, r.y
+    FROM running AS r
+    JOIN days AS d ON d.key >= r.since AND d.key < r.until
+){{/cumulative}}
+SELECT variant, key, x, y
+FROM {{#cumulative}}unit_days{{/cumulative}}{{^cumulative}}per_key{{/cumulative}}
