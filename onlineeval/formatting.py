@@ -94,3 +94,74 @@ def describe_constants(values: dict[str, Any], float_format: str = "{:.4g}") -> 
         return escape(str(v))
 
     return "; ".join(f"{name} = {shown(v)}" for name, v in values.items())
+
+
+#: significant digits of an estimate (a value, a difference, a lift in %) wherever shown
+SIGNIFICANT = 4
+#: p-values below this are written in scientific notation
+P_SCIENTIFIC_BELOW = 1e-4
+
+
+def format_number(value: Any, kind: str = "estimate") -> str:
+    """The one spelling of a number in every human-readable output (terminal, HTML).
+
+    ``kind`` says what the number is:
+
+    - ``"estimate"`` — :data:`SIGNIFICANT` significant digits (``0.01235``, ``12.35``);
+      magnitudes of ``10**SIGNIFICANT`` and more are rounded to whole numbers with thousands
+      separators (``123,457``), non-zero magnitudes below 1e-4 are scientific (``1.235e-05``);
+    - ``"delta"`` — as an estimate, with an explicit sign (``+0.01235``, ``-0.002``);
+    - ``"percent"`` — a relative change given as a fraction, shown in percent with a sign
+      (``0.0231`` → ``+2.31%``), :data:`SIGNIFICANT` − 1 significant digits;
+    - ``"p"`` — a p-value: two significant digits (``0.012``, ``0.34``), scientific below
+      :data:`P_SCIENTIFIC_BELOW` (``3.2e-07``), so a tiny p-value is never printed as 0;
+    - ``"count"`` — a whole number with thousands separators (``12,345``);
+    - ``"level"`` — a confidence level in percent (``0.95`` → ``95%``);
+    - ``"date"`` — a timestamp as its ISO date (``2026-11-27``).
+
+    A missing or undefined value (None, NaN, NA, NaT, ±inf) is ``null``, as in the JSON
+    records and the text tables.
+    """
+    if kind == "date":
+        if value is None or value is pd.NaT or (not isinstance(value, str) and pd.isna(value)):
+            return "null"
+        return pd.Timestamp(value).date().isoformat()
+    v = plain(value)
+    if v is None or isinstance(v, str | bool):
+        return "null" if v is None else str(v)
+    v = float(v)
+    if kind == "count":
+        return f"{round(v):,}"
+    if kind == "level":
+        return f"{v * 100:.{SIGNIFICANT}g}%"
+    if kind == "p":
+        if v != 0 and abs(v) < P_SCIENTIFIC_BELOW:
+            return f"{v:.1e}"
+        return _significant(v, 2)
+    if kind == "percent":
+        return _signed(_significant(v * 100, SIGNIFICANT - 1)) + "%"
+    if kind == "delta":
+        return _signed(_significant(v, SIGNIFICANT))
+    if kind == "estimate":
+        return _significant(v, SIGNIFICANT)
+    raise ValueError(f"format_number: unknown kind {kind!r}")
+
+
+def _signed(text: str) -> str:
+    return text if text.startswith("-") or text in {"0", "null"} else "+" + text
+
+
+def _significant(v: float, digits: int) -> str:
+    """``v`` to ``digits`` significant digits in fixed notation (no exponent between 1e-4
+    and 10**digits; whole numbers with separators above, scientific below)."""
+    if v == 0:
+        return "0"
+    magnitude = abs(v)
+    if magnitude >= 10 ** digits:
+        return f"{v:,.0f}"
+    if magnitude < P_SCIENTIFIC_BELOW:
+        return f"{v:.{digits - 1}e}"
+    rounded = float(f"{v:.{digits}g}")
+    # decimals so that exactly `digits` significant digits show (trailing zeros kept)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
+    return f"{rounded:.{decimals}f}"
