@@ -12,7 +12,9 @@ clear the screen or break a row. Records are data and carry values unchanged.
 
 from __future__ import annotations
 
+import datetime
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +32,7 @@ def plain(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
-    if isinstance(value, pd.Timestamp):
+    if isinstance(value, pd.Timestamp | datetime.date):
         return value.isoformat()
     return value
 
@@ -96,72 +98,104 @@ def describe_constants(values: dict[str, Any], float_format: str = "{:.4g}") -> 
     return "; ".join(f"{name} = {shown(v)}" for name, v in values.items())
 
 
-#: significant digits of an estimate (a value, a difference, a lift in %) wherever shown
-SIGNIFICANT = 4
-#: p-values below this are written in scientific notation
-P_SCIENTIFIC_BELOW = 1e-4
+# The one number format of the readout's outputs (terminal, HTML): estimates to DIGITS
+# significant digits, p-values in scientific notation below P_SCIENTIFIC, counts with
+# thousands separators, timestamps as dates (with the time of day when it is not midnight).
+DIGITS = 4
+P_SCIENTIFIC = 1e-4
 
 
-def format_number(value: Any, kind: str = "estimate") -> str:
-    """The one spelling of a number in every human-readable output (terminal, HTML).
-
-    ``kind`` says what the number is:
-
-    - ``"estimate"`` — :data:`SIGNIFICANT` significant digits (``0.01235``, ``12.35``);
-      magnitudes of ``10**SIGNIFICANT`` and more are rounded to whole numbers with thousands
-      separators (``123,457``), non-zero magnitudes below 1e-4 are scientific (``1.235e-05``);
-    - ``"delta"`` — as an estimate, with an explicit sign (``+0.01235``, ``-0.002``);
-    - ``"percent"`` — a relative change given as a fraction, shown in percent with a sign
-      (``0.0231`` → ``+2.31%``), :data:`SIGNIFICANT` − 1 significant digits;
-    - ``"p"`` — a p-value: two significant digits (``0.012``, ``0.34``), scientific below
-      :data:`P_SCIENTIFIC_BELOW` (``3.2e-07``), so a tiny p-value is never printed as 0;
-    - ``"count"`` — a whole number with thousands separators (``12,345``);
-    - ``"level"`` — a confidence level in percent (``0.95`` → ``95%``);
-    - ``"date"`` — a timestamp as its ISO date (``2026-11-27``).
-
-    A missing or undefined value (None, NaN, NA, NaT, ±inf) is ``null``, as in the JSON
-    records and the text tables.
-    """
-    if kind == "date":
-        if value is None or value is pd.NaT or (not isinstance(value, str) and pd.isna(value)):
-            return "null"
-        return pd.Timestamp(value).date().isoformat()
-    v = plain(value)
-    if v is None or isinstance(v, str | bool):
-        return "null" if v is None else str(v)
-    v = float(v)
-    if kind == "count":
-        return f"{round(v):,}"
-    if kind == "level":
-        return f"{v * 100:.{SIGNIFICANT}g}%"
-    if kind == "p":
-        if v != 0 and abs(v) < P_SCIENTIFIC_BELOW:
-            return f"{v:.1e}"
-        return _significant(v, 2)
-    if kind == "percent":
-        return _signed(_significant(v * 100, SIGNIFICANT - 1)) + "%"
-    if kind == "delta":
-        return _signed(_significant(v, SIGNIFICANT))
-    if kind == "estimate":
-        return _significant(v, SIGNIFICANT)
-    raise ValueError(f"format_number: unknown kind {kind!r}")
+def number(value: Any, digits: int = DIGITS, signed: bool = False) -> str:
+    """An estimate to ``digits`` significant digits (``null`` when undefined); large values
+    are written out in full with separators, never in exponent form."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    value = float(value)
+    sign = "+" if signed else ""
+    if value != 0 and abs(value) >= 10 ** digits:
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign}.{digits}g}"
 
 
-def _signed(text: str) -> str:
-    return text if text.startswith("-") or text in {"0", "null"} else "+" + text
+def pvalue(value: Any) -> str:
+    """A p-value: 3 significant digits, scientific notation below :data:`P_SCIENTIFIC`."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    if value != 0 and value < P_SCIENTIFIC:
+        return f"{value:.1e}"
+    return f"{value:.3g}"
 
 
-def _significant(v: float, digits: int) -> str:
-    """``v`` to ``digits`` significant digits in fixed notation (no exponent between 1e-4
-    and 10**digits; whole numbers with separators above, scientific below)."""
-    if v == 0:
-        return "0"
-    magnitude = abs(v)
-    if magnitude >= 10 ** digits:
-        return f"{v:,.0f}"
-    if magnitude < P_SCIENTIFIC_BELOW:
-        return f"{v:.{digits - 1}e}"
-    rounded = float(f"{v:.{digits}g}")
-    # decimals so that exactly `digits` significant digits show (trailing zeros kept)
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
-    return f"{rounded:.{decimals}f}"
+def percent(fraction: Any, digits: int = 3, signed: bool = True) -> str:
+    """A fraction as a percentage to ``digits`` significant digits (``+1.23%``)."""
+    value = plain(fraction)
+    if value is None:
+        return "null"
+    return f"{number(100.0 * value, digits, signed)}%"
+
+
+def count(value: Any) -> str:
+    """A count with thousands separators (``null`` when undefined)."""
+    value = plain(value)
+    if value is None:
+        return "null"
+    return f"{round(float(value)):,}"
+
+
+def when(value: Any) -> str:
+    """A timestamp as a date, with hours and minutes unless it is midnight."""
+    if value is None or value is pd.NaT:
+        return "null"
+    ts = pd.Timestamp(value)
+    return ts.strftime("%Y-%m-%d") if ts == ts.normalize() else ts.strftime("%Y-%m-%d %H:%M")
+
+
+#: the widest a terminal table may be (the readout fits this; wider cells wrap)
+WIDTH = 100
+
+
+def fitted_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH,
+                 wrap: Sequence[int] = ()) -> str:
+    """An aligned text table no wider than ``width``: while it is too wide, the widest of
+    the ``wrap`` columns (indices) is narrowed and its cells wrap onto continuation lines
+    (at ``_``, spaces and hyphens where possible). Cells are escaped for a terminal."""
+    cells = [[escape(str(c)) for c in headers]] + [[escape(str(c)) for c in r] for r in rows]
+    ncol = len(headers)
+    widths = [max(len(r[i]) for r in cells) for i in range(ncol)]
+    floor = 8
+
+    def total() -> int:
+        return sum(widths) + 2 * (ncol - 1)
+
+    while total() > width:
+        wide = [i for i in wrap if widths[i] > floor]
+        if not wide:
+            break
+        i = max(wide, key=lambda j: widths[j])
+        widths[i] = max(floor, widths[i] - (total() - width))
+
+    def pieces(text: str, w: int) -> list[str]:
+        lines = [""]
+        for token in re.split(r"(?<=[_ \-/])", text):
+            while len(token) > w:  # a word longer than the column: cut it
+                if lines[-1]:
+                    lines.append("")
+                lines[-1], token = token[:w], token[w:]
+                lines.append("")
+            if len(lines[-1]) + len(token.rstrip()) > w and lines[-1]:
+                lines.append("")
+            lines[-1] += token
+        return [ln.rstrip() for ln in lines if ln.strip()] or [""]
+
+    out = []
+    for r in cells:
+        parts = [pieces(c, widths[i]) for i, c in enumerate(r)]
+        for k in range(max(len(p) for p in parts)):
+            line = "  ".join(
+                (p[k] if k < len(p) else "").ljust(widths[i]) if i < ncol - 1
+                else (p[k] if k < len(p) else "")
+                for i, p in enumerate(parts))
+            out.append(line.rstrip())
+    return "\n".join(out) + "\n"

@@ -4,16 +4,18 @@
 alpha=0.05, correction="holm", pre_period=None, *, experiment=None, start=None, end=None,
 cuped=None, ...)`` reads out an experiment (each unit's exposures from its first one on,
 inside the window; :mod:`onlineeval.abtest.units` says which searches count);
-``power(logs, ...)`` sizes one. The metrics are those of
+``power(logs, ...)`` sizes one. For the readout beside the per-metric comparison:
+``effect_over_time`` (cumulative per calendar day, per day since exposure). The metrics are those of
 :data:`onlineeval.abtest.metrics.METRICS`.
 """
 
 from onlineeval.abtest.metrics import METRICS
+from onlineeval.abtest.over_time import effect_over_time
 from onlineeval.abtest.readout import COLUMNS, abtest
 from onlineeval.abtest.sizing import POWER_COLUMNS, power
 from onlineeval.namespace import lazy_submodules, make_callable
 
-__all__ = ["COLUMNS", "METRICS", "POWER_COLUMNS", "abtest", "power"]
+__all__ = ["COLUMNS", "METRICS", "POWER_COLUMNS", "abtest", "effect_over_time", "power"]
 
 
 # onlineeval.abtest(logs, ...) runs abtest() (onlineeval.namespace)

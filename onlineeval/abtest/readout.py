@@ -138,10 +138,19 @@ def _compare(
         return mann_whitney(c[:, num], t[:, num], alpha=alpha), float("nan"), None
     mc = Moments.from_units(c[:, [num, den]])
     mt = Moments.from_units(t[:, [num, den]])
-    if is_mean:
-        return welch(mc, mt, 0, alpha=alpha), float("nan"), None
-    return delta_t(mc, mt, 0, 1, alpha=alpha, units_c=units_c, units_t=units_t), \
-        float("nan"), None
+    return plain_test(metric, mc, mt, alpha, units_c, units_t), float("nan"), None
+
+
+def plain_test(
+    metric: ABMetric, control: Moments, treatment: Moments, alpha: float,
+    units_c: int | np.ndarray, units_t: int | np.ndarray,
+) -> TwoArmStats:
+    """The readout's test of one metric from each arm's moments of its per-unit
+    ``(num, den)``: Welch's t for a per-unit mean, the delta-method t for a ratio (both with
+    Welch–Satterthwaite df; ``units_*``: the units with a nonzero denominator)."""
+    if metric.kind == "mean":
+        return welch(control, treatment, 0, alpha=alpha)
+    return delta_t(control, treatment, 0, 1, alpha=alpha, units_c=units_c, units_t=units_t)
 
 
 def _with_data(den: np.ndarray) -> int:

@@ -12,8 +12,8 @@ from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
 HELP = ("read out team-draft interleaving (and multileaving) experiments from a click log whose "
-        "results.team names the ranker of each result: wins, ties, delta_ab, per-user test, "
-        "user-level bootstrap CI, winner")
+        "results.team names the ranker of each result: wins, ties, delta_ab of team A (the "
+        "treatment), per-user test, user-level bootstrap CI, winner")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "then across queries")
     parser.add_argument("--by", default="", metavar="variant,day",
                         help="also break down by variant and/or day")
-    parser.add_argument("--team-a", default=None, metavar="TEAM",
-                        help="report this team as A (default: the alphabetically first team "
-                             "of each pair)")
+    parser.add_argument("--treatment", "--team-a", dest="team_a", default=None,
+                        metavar="TEAM",
+                        help="report this team as A, the side whose Δ_AB is shown (default: "
+                             "each pair's treatment where the names tell it — teams control/"
+                             "treatment, or experiment C_vs_T with teams C and T — else the "
+                             "alphabetically first team)")
+    parser.add_argument("--control", default=None, metavar="TEAM",
+                        help="report this team as B (its opponent is A)")
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level for the winner; CI coverage is 1-alpha "
                              "(default 0.05)")
@@ -50,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     by = [b.strip() for b in args.by.split(",") if b.strip()]
     out = interleaving_readout(
         logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,
+        control=args.control, treatment_first=True,
         alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, start=args.start,
         end=args.end,
     )

@@ -4,7 +4,9 @@ The p-value and the winner come from a test with users as the independent units 
 of one user are not independent); see :mod:`onlineeval.interleaving.significance`.
 
 Which team is "A": within each experiment the teams (distinct ``results.team`` values) are
-paired in byte order, team_a < team_b, unless ``team_a`` names the team to put first. With
+paired in byte order, team_a < team_b, unless ``team_a`` (or ``control``, the other side)
+names the team to put first, or ``treatment_first`` puts each pair's treatment first
+(:mod:`onlineeval.interleaving.teams`; what ``onlineeval interleave`` does by default). With
 more than two teams on an experiment's pages (multileaving), every pair gets a row, each
 computed from the pages of that experiment with the credit of those two teams;
 :func:`preference_matrix` arranges the rows as a matrix.
@@ -24,6 +26,7 @@ from onlineeval.errors import InputError, InvalidParameterError, UnknownNameErro
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
+from onlineeval.interleaving.teams import treatment_team
 from onlineeval.levels import check_level
 from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult, comparison_frame
 from onlineeval.window import bounds
@@ -43,17 +46,31 @@ _COUNTS = ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties",
            "clicks_without_team", "clicks_unmatched", "repeat_clicks", "one_sided_pages")
 
 
-def _orient(stats: pd.DataFrame, team_a: str | None) -> pd.DataFrame:
-    """Swap the sides of the pairs whose team_b is the requested ``team_a``."""
-    if team_a is None:
+def _orient(stats: pd.DataFrame, team_a: str | None, control: str | None = None,
+            treatment_first: bool = False) -> pd.DataFrame:
+    """Swap the sides of the pairs whose team_b should be A: the requested ``team_a``, the
+    team opposite the requested ``control``, or (``treatment_first``) the pair's treatment
+    by :func:`onlineeval.interleaving.teams.treatment_team`."""
+    if team_a is None and control is None and not treatment_first:
         return stats
     present = set(stats["team_a"]) | set(stats["team_b"])
-    if team_a not in present:
-        raise UnknownTeamError(
-            f"team_a {team_a!r} is not a team of the interleaved pages; teams: "
-            f"{', '.join(sorted(map(str, present)))}"
-        )
-    flip = (stats["team_b"] == team_a).to_numpy()
+    for option, name in (("team_a", team_a), ("control", control)):
+        if name is not None and name not in present:
+            raise UnknownTeamError(
+                f"{option} {name!r} is not a team of the interleaved pages; teams: "
+                f"{', '.join(sorted(map(str, present)))}"
+            )
+    def first_team(a: str, b: str, experiment: Any) -> str | None:
+        if treatment_first:
+            return treatment_team(a, b, experiment, team_a, control)
+        if team_a in (a, b):
+            return team_a
+        return {a: b, b: a}.get(control) if control is not None else None
+
+    first = [first_team(a, b, e) for a, b, e in zip(stats["team_a"], stats["team_b"],
+                                                    stats["experiment"], strict=True)]
+    flip = np.array([f is not None and f == b for f, b in zip(first, stats["team_b"],
+                                                               strict=True)], dtype=bool)
     out = stats.copy()
     for x, y in (("team_a", "team_b"), ("wins_a", "wins_b")):
         out.loc[flip, [x, y]] = stats.loc[flip, [y, x]].to_numpy()
@@ -119,6 +136,7 @@ def interleaving_readout(
     logs: Any, experiment: str | None = None, *, by: Sequence[str] | str = (),
     per_query: bool = False, team_a: str | None = None, alpha: float = 0.05,
     n_resamples: int = 1000, seed: int = 0, start: Any = None, end: Any = None,
+    control: str | None = None, treatment_first: bool = False,
 ) -> pd.DataFrame:
     """Read out interleaving experiments from a click log.
 
@@ -139,8 +157,15 @@ def interleaving_readout(
         decided page, share_a = mean of share_q over queries with a win, and the sign test
         counts queries with Δ_q > 0 against queries with Δ_q < 0. Counts stay page counts.
     team_a
-        The team to report as A in every pair it is part of (default: the pair's
-        alphabetically first team).
+        The team to report as A in every pair it is part of: the treatment (default: the
+        pair's alphabetically first team, or its treatment with ``treatment_first``).
+    control
+        The team to report as B in every pair it is part of (its opponent is A).
+    treatment_first
+        Report each pair from its treatment's side where the team names tell which team is
+        the treatment (``control``/``treatment``, or an experiment named ``C_vs_T``:
+        :mod:`onlineeval.interleaving.teams`); pairs they do not tell about stay in
+        alphabetical order. ``team_a`` and ``control`` take precedence.
     alpha
         Significance level: the winner is named when the per-user test's p < alpha, and the
         intervals have coverage 1 − alpha.
@@ -214,7 +239,7 @@ def interleaving_readout(
         )
     pages = outcomes.page_outcomes(logs, experiment, start=start, end=end)
     stats = outcomes.user_stats(logs, [*by, "query"] if per_query else by)
-    stats = _orient(stats, team_a)
+    stats = _orient(stats, team_a, control, treatment_first)
     keys = ["experiment", *by, "team_a", "team_b"]
     lead, results, extra = [], [], []
     for key, part in stats.groupby(keys, dropna=False, sort=True):

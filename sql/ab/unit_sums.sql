@@ -9,7 +9,8 @@
 --   (onlineeval.power's baseline): one row per (unit, variant) of every search of
 --   $experiment (of the whole log when $experiment is NULL), period 'exp', NULL units kept.
 -- params: by_exposure, cuped, experiment, win_start, win_end, pre_start
--- identifiers: facts, unit, stats
+-- identifiers: facts, unit, stats, key
+-- switches: daily, keyed
 -- requires: the facts view named by `facts` (onlineeval.online.search_facts) with the unit
 --   column, ts, experiment, variant and the fact columns named by stats.
 -- stats: the per-search statistics to sum: the facts online/search_facts tags "summed"
@@ -37,7 +38,11 @@
 --   of the row's searches), then per-unit statistics named exactly as those of
 --   online/metrics (the numerators and denominators of onlineeval.online.definitions.METRICS):
 --   searches = count(*) and, for every statistic in stats, the SUM of the facts column of
---   the same name, 0 when it has no value (ttfc_s and rr, DOUBLE, may be NULL per search).
+--   the same name, 0 when it has no value (ttfc_s and rr, DOUBLE, may be NULL per search);
+--   with $keyed, key (the key column's value, 'exp' rows only); with $daily, day DATE (the
+--   search's ts cast to a date, in the log's time) and exposure_day INTEGER (whole 24-hour
+--   periods from the unit's first exposure to the search: 0 for its first 24 hours), both
+--   on 'exp' rows only (NULL on the other rows, which are not split).
 -- formula: metric = sum over units of num / sum over units of den, e.g.
 --   ctr = sum(has_click) / sum(searches); click_mrr = sum(rr) / sum(known_rr).
 WITH
@@ -45,7 +50,7 @@ f AS (
     -- named columns only: a log's own extra columns (e.g. one called period) pass through
     -- the facts view and would otherwise shadow the columns made below
     SELECT
-        {{unit}} AS unit, ts, experiment, variant, {{stats}}
+        {{unit}} AS unit, ts, experiment, variant, {{key:@ AS _oe_key,}} {{stats}}
     FROM {{facts}}
 ),
 marked AS (
@@ -83,7 +88,8 @@ tagged AS (
             WHEN e.ts >= CAST($win_end AS TIMESTAMP) THEN 'after_window'
             WHEN NOT e.in_experiment THEN 'outside_experiment'
             ELSE 'no_variant'
-        END AS period
+        END AS period,
+        x.first_ts AS _oe_first_exposure
     FROM exposures AS e
     LEFT JOIN first_exposure AS x ON x.unit = e.unit
 )
@@ -92,6 +98,13 @@ SELECT
          THEN unit END AS unit,
     period,
     CASE WHEN period = 'exp' THEN CAST(variant AS VARCHAR) END AS variant,
+    {{#keyed}}CASE WHEN period = 'exp' THEN _oe_key END AS key,{{/keyed}}
+    {{#daily}}
+    CASE WHEN period = 'exp' THEN CAST(ts AS DATE) END AS day,
+    CASE WHEN period = 'exp' THEN CAST(floor(
+        (epoch_us(ts) - epoch_us(_oe_first_exposure)) / CAST(86400000000 AS DOUBLE)
+    ) AS INTEGER) END AS exposure_day,
+    {{/daily}}
     min(ts) AS first_ts,
     max(ts) AS last_ts,
     count(*) AS searches,

@@ -1,0 +1,182 @@
+"""The effect of an A/B experiment over time: per calendar day, and per day since exposure.
+
+Which searches count is the readout's rule (:mod:`onlineeval.abtest.units`): a unit's
+outcome is its exposures, from its first one on, inside the window; units seen in more than
+one variant are left out. The per-unit sums are split by day in DuckDB
+(``sql/ab/unit_sums.sql`` with ``daily``) and reduced there to each arm's moments per day
+(``sql/ab/over_time_moments.sql``): a few rows per day leave DuckDB, however many units.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from onlineeval import queries
+from onlineeval.abtest.metrics import METRICS, ABMetric, missing
+from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
+from onlineeval.abtest.units import analysis_window, as_logs, unit_sums_query
+from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.levels import check_level
+from onlineeval.stats.moments import Moments
+from onlineeval.stats.results import RESULT_COLUMNS, TwoArmStats, comparison_frame
+
+#: the two readings of "over time" (``by``)
+BY = ("day", "exposure_day")
+
+#: result columns after the lead (metric, variant, day or days_since_exposure, values)
+EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
+
+
+def ab_metric(logs: Any, name: Any) -> ABMetric:
+    """One metric of :data:`~onlineeval.abtest.metrics.METRICS` the log has the columns for."""
+    if not isinstance(name, str):
+        raise InvalidParameterError(f"metric must be one metric name; got {name!r}")
+    metric = METRICS.get(name)
+    lacking = missing(logs, metric)
+    if lacking:
+        raise InputError(
+            f"the log {logs.source} lacks columns for {name}: it needs "
+            + " and ".join(" or ".join(g) for g in lacking)
+        )
+    return metric
+
+
+def check_arms(known: list[str], control: Any, treatment: Any) -> None:
+    """``control`` and ``treatment``: two different variants of the experiment."""
+    for role, name in (("control", control), ("treatment", treatment)):
+        if not isinstance(name, str) or name not in known:
+            raise UnknownNameError(
+                f"unknown {role} variant {name!r}; the experiment's variants are: "
+                f"{', '.join(known) or '(none)'}"
+            )
+    if control == treatment:
+        raise InvalidParameterError(f"the treatment {treatment!r} is the control")
+
+
+def effect_over_time(
+    logs: Any, control: str, treatment: str, metric: str = "ctr", *,
+    experiment: str | None = None, by: str = "day", unit: str = "user_id",
+    alpha: float = 0.05, start: Any = None, end: Any = None, min_units: int = MIN_UNITS,
+) -> pd.DataFrame:
+    """Treatment − control on ``metric`` day by day, with the readout's test.
+
+    ``by="day"`` — the **cumulative** effect per calendar day ``d`` of the experiment (from
+    the first to the last exposure day, dates of the log's ``ts``): over the units first
+    exposed on or before ``d``, each with its exposures on or before ``d``. The last day is
+    the whole experiment: its row is :func:`onlineeval.abtest`'s for the metric (same units,
+    searches, estimate, interval and p-value, up to floating-point rounding of the sums).
+
+    ``by="exposure_day"`` — the effect on the searches made on day ``k`` since a unit's
+    first exposure (``k = 0`` for its first 24 hours, 1 for the next 24, ...), over the units
+    with exposures on their day ``k``. An effect that fades with ``k`` is novelty, one that
+    grows is primacy (learning). A per-unit mean (e.g. ``searches_per_unit``) is then per
+    unit active on its day ``k``.
+
+    The test is the readout's (:func:`onlineeval.abtest`, ``test="auto"``): the delta-method
+    t for a ratio metric (its searches are clustered in units, and the unit is what was
+    randomised), Welch's t for a per-unit mean, both with Welch–Satterthwaite df; the
+    relative lift's interval is the delta method on the ratio of the two means.
+
+    The intervals and p-values are **pointwise**: each day's, read alone. Read together
+    they are many looks at the same experiment, so a day whose interval excludes 0 is no
+    evidence of an effect by itself (``p_adjusted`` is null: no correction is applied); the
+    decision is the readout's, at the planned end. ``enough_units`` is false on days where an
+    arm has fewer than ``min_units`` units with data for the metric (the readout gives no
+    verdict there).
+
+    Returns a DataFrame with one row per day: ``metric``, ``variant`` (the treatment),
+    ``day`` (a ``datetime.date``) or ``days_since_exposure`` (int), ``control_value``,
+    ``treatment_value``, the result block (:class:`~onlineeval.stats.results.ComparisonResult`:
+    ``estimate`` = treatment − control, ``ci_low``, ``ci_high``, ``ci_level`` = 1 − alpha,
+    ``p_value``, ``units_control``/``units_treatment`` the units of the day, ...), then
+    ``rel_diff`` (treatment / control − 1) with ``rel_ci_low``/``rel_ci_high``, ``df`` and
+    ``enough_units``. ``attrs`` holds metric, by, experiment, window (start, end),
+    control, treatment, alpha, unit, min_units and ``intervals`` ("pointwise").
+    """
+    alpha = check_level(alpha)
+    min_units = check_min_units(min_units)
+    if by not in BY:
+        raise InvalidParameterError(f"by must be one of {', '.join(BY)}; got {by!r}")
+    logs = as_logs(logs)
+    chosen = ab_metric(logs, metric)
+    if not logs.has("searches", "ts"):
+        raise InputError(
+            f"the effect over time needs search timestamps, but the log {logs.source} has no "
+            "searches.ts column"
+        )
+    window = analysis_window(start, end)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
+    check_arms(known, control, treatment)
+    con = logs.con
+    rows = queries.create(con, "ab_over_time_rows", sql, params=params)
+    q = queries.load("ab/over_time_moments")
+    per_unit = chosen.kind == "mean"
+    text = q.render(unit_rows=[rows], num=[chosen.num],
+                    den=[chosen.num if per_unit else chosen.den],
+                    cumulative=by == "day", per_unit=per_unit)
+    moments = con.execute(text, q.bind(text)).df()
+    days = sorted(moments["day"].unique())
+    if not days:
+        raise SchemaError(
+            f"the experiment has no exposures{'' if start is None and end is None else ' in the window'}"
+        )
+    c = _arm(moments, control, days)
+    t = _arm(moments, treatment, days)
+    if not (c["n"] > 0).any() or not (t["n"] > 0).any():
+        empty = control if not (c["n"] > 0).any() else treatment
+        raise SchemaError(f"variant {empty!r} has 0 units in the analysed period")
+    stats = plain_test(chosen, _moments(c), _moments(t), alpha, c["n_den"], t["n_den"])
+    key = "day" if by == "day" else "days_since_exposure"
+    frame = _frame(stats, chosen, treatment, key, days, c, t, unit, alpha, min_units)
+    frame.attrs.update({
+        "metric": chosen.name, "by": by, "experiment": params["experiment"],
+        "window": {"start": window.start, "end": window.end}, "control": control,
+        "treatment": treatment, "alpha": alpha, "unit": unit, "min_units": min_units,
+        "intervals": "pointwise",
+    })
+    return frame
+
+
+def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> dict[str, np.ndarray]:
+    """The arm's moments per day, in ``days`` order (0 units on a day it has none)."""
+    rows = moments[moments["variant"] == variant].set_index("day").reindex(days)
+    out = {name: rows[name].to_numpy(dtype=float) for name in
+           ("mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
+    out["n"] = rows["n"].fillna(0).to_numpy(dtype=float)
+    out["n_den"] = rows["n_den"].fillna(0).to_numpy(dtype=float)
+    return out
+
+
+def _moments(arm: dict[str, np.ndarray]) -> Moments:
+    mean = np.stack([arm["mean_x"], arm["mean_y"]], axis=-1)
+    cov = np.stack([np.stack([arm["var_x"], arm["cov_xy"]], axis=-1),
+                    np.stack([arm["cov_xy"], arm["var_y"]], axis=-1)], axis=-2)
+    return Moments(arm["n"], mean, cov)
+
+
+def _frame(
+    stats: TwoArmStats, metric: ABMetric, treatment: str, key: str, days: list[Any],
+    c: dict[str, np.ndarray], t: dict[str, np.ndarray], unit: str, alpha: float,
+    min_units: int,
+) -> pd.DataFrame:
+    lead, results, extra = [], [], []
+    for i, day in enumerate(days):
+        value = pd.Timestamp(day).date() if key == "day" else int(day)
+        lead.append({"metric": metric.name, "variant": treatment, key: value,
+                     "control_value": float(stats.control_value[i]),
+                     "treatment_value": float(stats.treatment_value[i])})
+        one = TwoArmStats(**{f: np.asarray(getattr(stats, f))[i] for f in (
+            "control_value", "treatment_value", "abs_diff", "abs_se", "abs_ci_low",
+            "abs_ci_high", "rel_diff", "rel_ci_low", "rel_ci_high", "p_value", "df")},
+            test=stats.test)
+        results.append(one.result(ci_level=1.0 - alpha, units_control=int(c["n"][i]),
+                                  units_treatment=int(t["n"][i]), unit=unit))
+        extra.append({"rel_diff": float(one.rel_diff), "rel_ci_low": float(one.rel_ci_low),
+                      "rel_ci_high": float(one.rel_ci_high), "df": float(one.df),
+                      "enough_units": bool(min(c["n_den"][i], t["n_den"][i]) >= min_units)})
+    frame = comparison_frame(lead, results, extra)
+    return frame[["metric", "variant", key, "control_value", "treatment_value",
+                  *RESULT_COLUMNS, *EXTRA]]

@@ -1,0 +1,109 @@
+"""``onlineeval readout LOGS [LOGS]``: should this experiment ship?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from onlineeval.cli._experiment_args import add_window_arguments, load
+from onlineeval.cli._output import add_format_argument
+
+NAME = "readout"
+HELP = ("read out one experiment from its logs (A/B, A/B/n, interleaving, or an A/B log and "
+        "an interleaving log together): verdict, lifts with intervals, guardrails, SRM, power")
+
+#: exit status of --fail-on-srm when the sample ratio check fails (after the output is written)
+SRM_EXIT = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", metavar="LOGS", nargs="+",
+                        help="log directory; or two: an A/B log and an interleaving log of "
+                             "the same experiment (an interleaving log's results have team)")
+    parser.add_argument("--experiment", default=None,
+                        help="experiment to read out (required when a log holds several)")
+    parser.add_argument("--control", default=None,
+                        help="control variant (default control)")
+    parser.add_argument("--treatment", default=None, metavar="T[,T...]",
+                        help="treatment variant(s) (default every other variant; each is "
+                             "compared with the control)")
+    parser.add_argument("--primary", default="ctr", metavar="M[,M...]",
+                        help="primary metrics: the one correction family (Holm within it); "
+                             "default ctr")
+    parser.add_argument("--guardrails", default="", metavar="M[,M...]",
+                        help="guardrail metrics (each needs a --non-inferiority margin)")
+    parser.add_argument("--non-inferiority", default=None, metavar="M:MARGIN[,...]",
+                        help="non-inferiority margins: absolute (abandonment_rate:0.01) or "
+                             "relative to the control (abandonment_rate:2%%); a metric with a "
+                             "margin is a guardrail")
+    parser.add_argument("--secondary", default=None, metavar="M[,M...]|none",
+                        help="secondary metrics, unadjusted (default every metric the log "
+                             "supports; none for none)")
+    parser.add_argument("--segments", default=None, metavar="COL",
+                        help="break the effect down by this searches column")
+    add_window_arguments(parser, "exposures")
+    parser.add_argument("--alpha", type=float, default=0.05,
+                        help="level of every test (default 0.05)")
+    parser.add_argument("--design", choices=("auto", "ab", "interleaving"), default="auto",
+                        help="the log's design (default auto: interleaving when results.team "
+                             "is present)")
+    parser.add_argument("--control-team", default=None,
+                        help="interleaving: the control's results.team (default: told by the "
+                             "names, e.g. experiment C_vs_T)")
+    parser.add_argument("--treatment-team", default=None,
+                        help="interleaving: the treatment's results.team")
+    parser.add_argument("--fail-on-srm", action="store_true",
+                        help=f"exit with status {SRM_EXIT} (after writing the output) when "
+                             "the sample ratio check fails")
+    parser.add_argument("-o", "--output", default=None, metavar="READOUT.html",
+                        help="also write the HTML readout")
+    parser.add_argument("--json", default=None, metavar="READOUT.json",
+                        help="also write the readout as JSON")
+    add_format_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from onlineeval.atomic import Output, fill
+    from onlineeval.errors import InputError
+    from onlineeval.readout import readout
+    from onlineeval.readout.text import csv_frame, render_text
+
+    html = None
+    if args.output is not None:
+        try:
+            from onlineeval.readout import html  # the HTML readout (issue 14 §2)
+        except ImportError:
+            raise InputError(
+                "HTML readout not available yet in this version: drop -o (use --json)"
+            ) from None
+    logs = [load(p) for p in args.logs]
+    secondary = None if args.secondary is None else (
+        () if args.secondary.strip().lower() == "none" else args.secondary)
+    with Output(inputs=args.logs) as out:
+        json_tmp = out.file(args.json) if args.json else None
+        html_tmp = out.file(args.output) if args.output else None
+        ro = readout(
+            logs if len(logs) > 1 else logs[0], experiment=args.experiment,
+            control=args.control, treatment=args.treatment, primary=args.primary,
+            guardrails=args.guardrails, non_inferiority=args.non_inferiority,
+            segments=args.segments, start=args.start, end=args.end, alpha=args.alpha,
+            design=args.design, secondary=secondary, control_team=args.control_team,
+            treatment_team=args.treatment_team,
+        )
+        if json_tmp is not None:
+            fill(json_tmp, json.dumps(ro.to_dict(), indent=2, allow_nan=False) + "\n")
+        if html_tmp is not None and html is not None:
+            fill(html_tmp, html.render(ro))
+    if args.format == "json":
+        json.dump(ro.to_dict(), sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+    elif args.format == "csv":
+        csv_frame(ro).to_csv(sys.stdout, index=False)
+    else:
+        sys.stdout.write(render_text(ro))
+    if args.fail_on_srm and ro.srm is not None and ro.srm.status == "mismatch":
+        print(f"onlineeval readout: sample ratio mismatch (p = {ro.srm.p_value:.3g}); exit "
+              f"status {SRM_EXIT} (--fail-on-srm)", file=sys.stderr)
+        return SRM_EXIT
+    return 0

@@ -1,0 +1,253 @@
+"""``onlineeval.readout(logs, ...)``: compute an experiment's :class:`Readout`."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from onlineeval.errors import InvalidParameterError, OnlineEvalError
+from onlineeval.levels import check_level
+from onlineeval.readout.ab import ab_part, names, parse_margins
+from onlineeval.readout.decide import decide
+from onlineeval.readout.interleaved import interleaving_part, sensitivity
+from onlineeval.readout.result import PRIMARY, Readout
+
+DESIGNS = ("auto", "ab", "interleaving")
+AB = "ab"
+INTERLEAVING = "interleaving"
+
+
+class SampleRatioMismatchError(OnlineEvalError):
+    """``fail_on_srm``: the units per variant do not fit the expected split."""
+
+
+def _logs_list(logs: Any) -> list[Any]:
+    from onlineeval.abtest.units import as_logs
+
+    items = list(logs) if isinstance(logs, list | tuple) else [logs]
+    if not items or len(items) > 2:
+        raise InvalidParameterError(
+            "logs must be one log (a directory or onlineeval.load_logs) or two: an A/B log "
+            f"and an interleaving log of the same experiment; got {len(items)}"
+        )
+    return [as_logs(x) for x in items]
+
+
+def detect_design(logs: Any) -> str:
+    """``interleaving`` when the log's results carry ``team`` (who placed each result),
+    else ``ab``."""
+    has = getattr(logs, "has", None)
+    return INTERLEAVING if callable(has) and has("results", "team") else AB
+
+
+def _designs(logs: list[Any], design: str) -> list[tuple[str, Any]]:
+    if design not in DESIGNS:
+        raise InvalidParameterError(f"design must be one of {', '.join(DESIGNS)}; got {design!r}")
+    if design != "auto":
+        if len(logs) != 1:
+            raise InvalidParameterError(
+                f"design={design!r} names the design of one log; with two logs leave it auto"
+            )
+        return [(design, logs[0])]
+    found = [(detect_design(x), x) for x in logs]
+    if len(found) == 2 and found[0][0] == found[1][0]:
+        raise InvalidParameterError(
+            f"both logs look like {found[0][0]} logs (results.team present: interleaving); "
+            "give one A/B log and one interleaving log"
+        )
+    return sorted(found, key=lambda d: d[0])  # ab first
+
+
+def _offline(runs: Any, qrels: Any, alpha: float) -> Any:
+    from onlineeval.offline.compare import compare
+
+    if isinstance(runs, Mapping):
+        try:
+            control, treatment = runs["control"], runs["treatment"]
+        except KeyError:
+            raise InvalidParameterError(
+                "runs must be (control_run, treatment_run) or {'control': ..., 'treatment': "
+                f"...}}; got keys {list(runs)}"
+            ) from None
+    elif isinstance(runs, Sequence) and not isinstance(runs, str) and len(runs) == 2:
+        control, treatment = runs
+    else:
+        raise InvalidParameterError(
+            f"runs must be (control_run, treatment_run); got {runs!r}"
+        )
+    if qrels is None:
+        raise InvalidParameterError("the offline prediction needs qrels as well as runs")
+    return compare(qrels, control, {"treatment": treatment}, ["ndcg_cut_10", "map"],
+                   alpha=alpha)
+
+
+def readout(
+    logs: Any, experiment: str | None = None, control: str | None = None,
+    treatment: Sequence[str] | str | None = None, primary: Sequence[str] | str | None = None,
+    guardrails: Sequence[str] | str = (), non_inferiority: Mapping[str, Any] | str | None = None,
+    segments: str | None = None, start: Any = None, end: Any = None, alpha: float = 0.05,
+    design: str = "auto", runs: Any = None, qrels: Any = None, fail_on_srm: bool = False, *,
+    secondary: Sequence[str] | str | None = None, unit: str = "user_id", power: float = 0.8,
+    srm_alpha: float = 0.001, expected_split: Mapping[str, float] | None = None,
+    control_team: str | None = None, treatment_team: str | None = None,
+    n_resamples: int = 1000, seed: int = 0,
+) -> Readout:
+    """Should this experiment ship? Read out an A/B(/n) and/or interleaving experiment.
+
+    Parameters
+    ----------
+    logs
+        A log directory or :class:`onlineeval.Logs`, or two of them (an A/B log and an
+        interleaving log of the same experiment). The design is detected per log: an
+        interleaving log's ``results`` carry ``team``; ``design`` forces it for one log.
+    experiment
+        The ``searches.experiment`` to read out (needed when a log holds several).
+    control, treatment
+        The control variant (default ``control``) and the treatment variant(s) (default:
+        every other variant; A/B/n: each is compared with the control on its own).
+    primary
+        The primary metrics (default ``["ctr"]``): the one correction family — Holm within
+        the primary metric x treatment comparisons, nothing else. Each must have a direction
+        of improvement.
+    guardrails, non_inferiority
+        Guardrail metrics and their non-inferiority margins ``{metric: margin}`` (or
+        ``"M:MARGIN,..."``): a number is absolute (in the metric's unit), ``"2%"`` relative to
+        the control's value. A metric with a margin is a guardrail; every guardrail needs one.
+        Tested one-sided at ``alpha``, not corrected (:mod:`onlineeval.readout.decide`).
+    secondary
+        Other metrics to show, with unadjusted p-values and intervals (labelled so); default
+        every metric the log supports; ``()`` for none. They never change a primary p-value.
+    segments
+        A searches column to break the effect down by (the per-segment readout).
+    start, end
+        The analysis window ``start <= ts < end``.
+    alpha
+        The level of every test; intervals are two-sided at 1 − alpha except the primary
+        family's (at Holm's levels: an interval excludes 0 exactly when the row is
+        significant after correction).
+    runs, qrels
+        ``(control_run, treatment_run)`` and qrels: adds the offline comparison
+        (NDCG@10, MAP; paired t, Holm).
+    fail_on_srm
+        Raise :class:`SampleRatioMismatchError` when the sample ratio check fails.
+    power
+        The power the MDE and the units needed are computed for.
+    control_team, treatment_team
+        The interleaved teams (default: told by their names, :mod:`onlineeval.interleaving.teams`).
+
+    Verdict (per treatment; :data:`onlineeval.readout.result.VERDICT_RULE`): **ship** when
+    every primary metric improves significantly after Holm's correction within the primary
+    family and no guardrail fails its non-inferiority test; **don't ship** when a primary
+    metric is significantly worse after correction or a guardrail fails its non-inferiority
+    test (is not shown within its margin: too little data fails too); otherwise
+    **inconclusive**, with the MDE at the observed sample and the units the observed effect
+    would need. A sample ratio mismatch does not change the verdict but makes it
+    untrustworthy: ``srm.status`` is ``mismatch``, a warning says so, and ``fail_on_srm``
+    raises. An interleaving-only readout has no metric verdict; its section says which team
+    users preferred.
+
+    Returns
+    -------
+    Readout
+        See :mod:`onlineeval.readout.result`.
+    """
+    alpha = check_level(alpha)
+    check_level(power, "power")
+    loaded = _logs_list(logs)
+    parts = _designs(loaded, design)
+    primary_names = names(primary) if primary is not None else ["ctr"]
+    if not primary_names:
+        raise InvalidParameterError("give at least one primary metric (default ctr)")
+    margins = parse_margins(non_inferiority)
+    guard_names = names(guardrails)
+    missing_margin = [g for g in guard_names if g not in margins]
+    if missing_margin:
+        raise InvalidParameterError(
+            f"guardrails need a non-inferiority margin: {missing_margin}; give one per "
+            "guardrail, e.g. non_inferiority={'" + missing_margin[0] + "': '2%'} (CLI: "
+            f"--non-inferiority {missing_margin[0]}:2%)"
+        )
+    guards = {g: margins[g] for g in [*guard_names, *margins]}
+    treatments = names(treatment) if treatment is not None else None
+    notes: list[str] = []
+    fields: dict[str, Any] = {}
+    ab = None
+    for kind, lg in parts:
+        if kind == AB:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                ab = ab_part(lg, experiment=experiment, control=control or "control",
+                             treatments=treatments, primary=primary_names, guardrails=guards,
+                             secondary=names(secondary) if secondary is not None else None,
+                             alpha=alpha, power=power, unit=unit, start=start, end=end,
+                             srm_alpha=srm_alpha, expected_split=expected_split)
+            notes += [f"A/B: {w.message}" for w in caught]
+            for w in caught:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    il_exp = ab.experiment if ab is not None and experiment is None else experiment
+    for kind, lg in parts:
+        if kind == INTERLEAVING:
+            section, user_t = interleaving_part(
+                lg, il_exp, treatment=treatment_team, control=control_team, alpha=alpha,
+                n_resamples=n_resamples, seed=seed, start=start, end=end)
+            if ab is not None:
+                first = next((r for r in ab.rows if r.role == PRIMARY), None)
+                if first is not None:
+                    section = replace(section, sensitivity=sensitivity(section, user_t, first))
+            fields["interleaving"] = section
+    if ab is not None:
+        rows = ab.rows
+        fields.update(
+            control=control or "control", treatments=ab.treatments, units=ab.units,
+            srm=ab.srm, window=ab.window, metrics=tuple(rows),
+            decisions=tuple(decide(rows, t) for t in ab.treatments),
+            excluded=ab.excluded, family_size=ab.family_size,
+        )
+        exp_name = ab.experiment
+    else:
+        il = fields["interleaving"]
+        fields.update(control=il.control_team, treatments=(il.treatment_team,),
+                      family_size=0)
+        exp_name = il.experiment
+    if runs is not None:
+        fields["offline"] = _offline(runs, qrels, alpha)
+    result = Readout(
+        experiment=exp_name, designs=tuple(k for k, _ in parts), alpha=alpha,
+        family=tuple(primary_names) if ab is not None else (), power=power, unit=unit,
+        notes=tuple(notes), **fields,
+    )
+    result = _extras(result, parts, segments, start, end)
+    if fail_on_srm and result.srm is not None and result.srm.status == "mismatch":
+        raise SampleRatioMismatchError(
+            f"sample ratio mismatch (p = {result.srm.p_value:.3g} < {result.srm.alpha:g}): "
+            f"units {result.srm.observed}, expected {result.srm.expected}"
+        )
+    return result
+
+
+def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
+            start: Any, end: Any) -> Readout:
+    """Effect over time of each primary metric (per calendar day, cumulative, and per day
+    since exposure: :func:`onlineeval.abtest.effect_over_time`), per treatment."""
+    import pandas as pd
+
+    if segments is not None:
+        raise InvalidParameterError(
+            "the per-segment readout is not available yet in this version; leave segments out"
+        )
+    ab_logs = next((lg for kind, lg in parts if kind == AB), None)
+    if ab_logs is None or not ab_logs.has("searches", "ts"):
+        return result
+    from onlineeval.abtest.over_time import BY, effect_over_time
+
+    frames: dict[str, list[pd.DataFrame]] = {by: [] for by in BY}
+    for t in result.treatments:
+        for metric in result.family:
+            for by in BY:
+                frames[by].append(effect_over_time(
+                    ab_logs, result.control, t, metric, experiment=result.experiment, by=by,
+                    unit=result.unit, alpha=result.alpha, start=start, end=end))
+    over_time = {by: pd.concat(f, ignore_index=True) for by, f in frames.items() if f}
+    return replace(result, over_time=over_time)

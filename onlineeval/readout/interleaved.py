@@ -1,0 +1,120 @@
+"""The interleaving part of the readout: the treatment team's Δ_AB and its per-query variant
+(:func:`onlineeval.interleaving_readout`, users as the independent units), the per-query
+table, and the sensitivity figure against the A/B readout (:class:`Sensitivity`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from onlineeval.errors import InvalidParameterError
+from onlineeval.readout.result import InterleavingSection, MetricRow, Sensitivity
+from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult
+
+
+def _result(rec: pd.Series) -> ComparisonResult:
+    values = {k: (None if pd.isna(rec[k]) else rec[k]) if k in (
+        "correction", "family_size") else rec[k] for k in RESULT_COLUMNS}
+    values["p_adjusted"] = float("nan") if pd.isna(values["p_adjusted"]) else \
+        values["p_adjusted"]
+    for k in ("n", "units_control", "units_treatment"):
+        values[k] = int(values[k])
+    return ComparisonResult(**values)
+
+
+def teams(logs: Any, experiment: str | None, *, treatment: str | None, control: str | None,
+          start: Any, end: Any) -> tuple[str | None, str, str]:
+    """The experiment and its (treatment, control) teams; errors say how to name them."""
+    from onlineeval.interleaving import outcomes
+    from onlineeval.interleaving.teams import treatment_team
+
+    outcomes.page_outcomes(logs, experiment, start=start, end=end)
+    pairs = outcomes.user_stats(logs, [])[["experiment", "team_a", "team_b"]]
+    pairs = pairs.drop_duplicates()
+    found = sorted({None if pd.isna(e) else str(e) for e in pairs["experiment"]}, key=str)
+    if experiment is None and len(found) > 1:
+        raise InvalidParameterError(
+            f"the interleaving log holds several experiments ({', '.join(map(str, found))}); "
+            "name one (experiment=, --experiment)"
+        )
+    if pairs.empty:
+        raise InvalidParameterError(
+            f"no interleaved page with a decided comparison for experiment {experiment!r}"
+        )
+    if len(pairs) > 1:
+        pairs = pairs[pairs[["team_a", "team_b"]].isin([treatment, control]).any(axis=1)]
+        if len(pairs) != 1:
+            raise InvalidParameterError(
+                "the interleaved pages compare more than two teams (multileaving); name the "
+                "treatment and control teams (treatment_team=, control_team=)"
+            )
+    rec = pairs.iloc[0]
+    exp = found[0] if found else experiment
+    a, b = str(rec["team_a"]), str(rec["team_b"])
+    t = treatment_team(a, b, exp, treatment, control)
+    if t is None:
+        raise InvalidParameterError(
+            f"which interleaved team is the treatment, {a!r} or {b!r}? Name it "
+            "(treatment_team= / --treatment-team; or name the experiment CONTROL_vs_TREATMENT)"
+        )
+    return exp, t, (b if t == a else a)
+
+
+def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | None,
+                      control: str | None, alpha: float, n_resamples: int, seed: int,
+                      start: Any, end: Any) -> tuple[InterleavingSection, float]:
+    """The interleaving section, from the treatment team's side, and the per-user test's
+    signed t (for the sensitivity figure)."""
+    from onlineeval.agreement.per_query import per_query_interleaving
+    from onlineeval.interleaving import interleaving_readout
+
+    exp, t_team, c_team = teams(logs, experiment, treatment=treatment, control=control,
+                                start=start, end=end)
+    common = dict(team_a=t_team, alpha=alpha, n_resamples=n_resamples, seed=seed,
+                  start=start, end=end)
+    pages = interleaving_readout(logs, exp, **common)
+    queries = interleaving_readout(logs, exp, per_query=True, **common)
+
+    def pick(df: pd.DataFrame) -> pd.Series:
+        sel = df[(df["team_a"] == t_team) & (df["team_b"] == c_team)]
+        return sel.iloc[0]
+
+    rec, q = pick(pages), pick(queries)
+    table = per_query_interleaving(logs, exp, t_team, c_team, start=start, end=end).table
+    user_t = t_statistic(float(rec["p_value"]), float(rec["user_delta"]), float(rec["df"]))
+    return InterleavingSection(
+        experiment=exp, treatment_team=t_team, control_team=c_team, result=_result(rec),
+        impressions=int(rec["impressions"]),
+        impressions_with_clicks=int(rec["impressions_with_clicks"]),
+        wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
+        users=int(rec["users"]), winner=rec["winner"], per_query=_result(q),
+        n_queries=int(q["queries_decided"]), queries=table.reset_index(drop=True),
+    ), user_t
+
+
+def t_statistic(p_value: float, estimate: float, df: float) -> float:
+    """The signed t (or z, without df) that gives a two-sided ``p_value``."""
+    if not (np.isfinite(p_value) and np.isfinite(estimate)) or estimate == 0:
+        return math.nan
+    dist = stats.norm if df is None or not np.isfinite(df) else stats.t(df)
+    return float(np.sign(estimate) * dist.isf(p_value / 2.0))
+
+
+def sensitivity(section: InterleavingSection, interleaving_t: float,
+                ab_row: MetricRow) -> Sensitivity:
+    """The A/B units the interleaving decision would need (:class:`Sensitivity`):
+    ``ab_units (t_IL / t_AB)^2`` with both t read back from the two-sided p-values."""
+    r = ab_row.result
+    ab_units = int((r.units_control or 0) + (r.units_treatment or 0))
+    ab_t = t_statistic(r.p_value, r.estimate, ab_row.df)
+    need = float(ab_units * (interleaving_t / ab_t) ** 2) \
+        if np.isfinite(ab_t) and np.isfinite(interleaving_t) else math.nan
+    users = int(section.result.n)
+    ratio = need / users if users and np.isfinite(need) else math.nan
+    return Sensitivity(metric=ab_row.metric, ab_units=ab_units, ab_t=ab_t,
+                       interleaving_users=users, interleaving_t=interleaving_t,
+                       ab_units_needed=need, ratio=ratio)

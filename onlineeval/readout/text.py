@@ -1,0 +1,159 @@
+"""The readout for a terminal (one screen, at most :data:`onlineeval.formatting.WIDTH`
+columns) and as CSV rows; every number spelled by :mod:`onlineeval.formatting`."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pandas as pd
+
+from onlineeval.formatting import (
+    WIDTH,
+    count,
+    fitted_table,
+    number,
+    percent,
+    plain,
+    pvalue,
+    when,
+)
+from onlineeval.readout.result import GUARDRAIL, PRIMARY, SECONDARY, MetricRow, Readout
+
+_HEADINGS = {
+    PRIMARY: "primary metrics — the correction family: Holm over {n} comparison(s); p is "
+             "Holm-adjusted; intervals at Holm's level for the row",
+    GUARDRAIL: "guardrails — one-sided non-inferiority at alpha (p of that test); "
+               "intervals unadjusted",
+    SECONDARY: "secondary metrics — p UNADJUSTED, intervals unadjusted (not in the family)",
+}
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent or "  ") or [""]
+
+
+def _lift(r: MetricRow) -> str:
+    def bound(x: float) -> str:
+        return percent(x).removesuffix("%")
+
+    return f"{percent(r.rel_lift)} [{bound(r.rel_ci_low)}, {bound(r.rel_ci_high)}]"
+
+
+def _margin(r: MetricRow) -> str:
+    if r.margin is None:
+        return ""
+    return f"{number(100 * r.margin)}%" if r.margin_relative else number(r.margin)
+
+
+def _metric_table(rows: list[MetricRow], role: str, multi: bool) -> str:
+    headers = ["metric", *(["treatment"] if multi else []), "control", "treat.", "Δ",
+               "lift % [CI]", "p", "verdict"]
+    if role == GUARDRAIL:
+        headers[-1:-1] = ["margin"]
+    body = []
+    for r in rows:
+        p = r.result.p_adjusted if role == PRIMARY else (
+            r.ni_p_value if role == GUARDRAIL else r.result.p_value)
+        cells = [r.metric, *([r.treatment] if multi else []), number(r.control_value),
+                 number(r.treatment_value), number(r.result.estimate, signed=True), _lift(r),
+                 pvalue(p), r.verdict]
+        if role == GUARDRAIL:
+            cells[-1:-1] = [_margin(r)]
+        body.append(cells)
+    return fitted_table(headers, body, wrap=[0, len(headers) - 1])
+
+
+def render_text(ro: Readout) -> str:
+    """The readout as the terminal shows it."""
+    lines: list[str] = []
+    lines += _wrap(f"experiment {ro.experiment} — {' + '.join(ro.designs)} readout, "
+                   f"alpha {number(ro.alpha)}")
+    w = ro.window
+    if w is not None:
+        span = (f"{when(w.first_exposure)} .. {when(w.last_exposure)} ({w.days} days)"
+                if w.first_exposure is not None else "no timestamps")
+        bounds = "" if w.start is None and w.end is None else \
+            f"; window {when(w.start) if w.start is not None else '-'} .. " \
+            f"{when(w.end) if w.end is not None else '-'}"
+        lines += _wrap(f"exposures: {span}{bounds}")
+    if ro.units:
+        lines += _wrap("units: " + ", ".join(f"{v} {count(n)}" for v, n in ro.units.items())
+                       + f" ({ro.unit})")
+    if ro.srm is not None:
+        s = ro.srm
+        lines += _wrap(
+            f"SRM: {s.status.upper()} (chi-square p = {pvalue(s.p_value)}, alarm below "
+            f"{number(s.alpha)}; expected " + ", ".join(
+                f"{v} {number(e, 6)}" for v, e in s.expected.items()) + ")")
+    for d in ro.decisions:
+        lines.append("")
+        who = f" ({d.treatment})" if len(ro.decisions) > 1 or d.treatment != "treatment" \
+            else ""
+        lines += _wrap(f"VERDICT{who}: {d.verdict.upper()}")
+        for reason in d.reasons:
+            lines += _wrap(f"  - {reason}", "    ")
+    if ro.decisions:
+        lines += _wrap(f"rule: {ro.rule}")
+    multi = len(ro.treatments) > 1
+    for role in (PRIMARY, GUARDRAIL, SECONDARY):
+        rows = ro.rows(role)
+        if not rows:
+            continue
+        lines.append("")
+        lines += _wrap(_HEADINGS[role].format(n=ro.family_size))
+        lines.append(_metric_table(rows, role, multi).rstrip("\n"))
+    if ro.metrics:
+        r = ro.metrics[0]
+        lines.append("")
+        lines += _wrap(f"Δ = treatment − control; lift = treatment / control − 1 with a "
+                       f"delta-method interval; test: {r.result.test}")
+    il = ro.interleaving
+    if il is not None:
+        lines.append("")
+        res = il.result
+        lines += _wrap(
+            f"interleaving ({il.treatment_team} = treatment vs {il.control_team}): Δ_AB "
+            f"{number(res.estimate, signed=True)} [{number(res.ci_low, signed=True)}, "
+            f"{number(res.ci_high, signed=True)}] ({percent(res.ci_level, signed=False)} "
+            f"CI, users resampled), p = {pvalue(res.p_value)} ({res.test}, {count(res.n)} "
+            f"users); wins {count(il.wins)}, losses {count(il.losses)}, ties {count(il.ties)}"
+            f" of {count(il.impressions)} pages; winner: {il.winner or 'none'}")
+        if il.per_query is not None:
+            q = il.per_query
+            lines += _wrap(
+                f"  per query: Δ_AB {number(q.estimate, signed=True)} "
+                f"[{number(q.ci_low, signed=True)}, {number(q.ci_high, signed=True)}] over "
+                f"{count(il.n_queries)} queries with a decided page")
+        s = il.sensitivity
+        if s is not None:
+            lines += _wrap(
+                f"  sensitivity: the same decision from an A/B test of {s.metric} would need "
+                f"{count(s.ab_units_needed)} units (observed A/B: {count(s.ab_units)} units, "
+                f"t = {number(s.ab_t, 3)}; interleaving: {count(s.interleaving_users)} users, "
+                f"t = {number(s.interleaving_t, 3)}): {number(s.ratio, 3)} A/B units per "
+                "interleaving user", "    ")
+    return "\n".join(lines) + "\n"
+
+
+def csv_frame(ro: Readout) -> pd.DataFrame:
+    """One CSV row per metric and treatment, with the experiment, the window, the SRM check
+    and the treatment's verdict on every row."""
+    verdicts = {d.treatment: d.verdict for d in ro.decisions}
+    w = ro.window.to_dict() if ro.window is not None else {}
+    srm = ro.srm.to_dict() if ro.srm is not None else {}
+    lead: dict[str, Any] = {
+        "experiment": ro.experiment, "first_exposure": w.get("first_exposure"),
+        "last_exposure": w.get("last_exposure"), "days": w.get("days"),
+        "srm_status": srm.get("status"), "srm_p_value": srm.get("p_value"),
+    }
+    rows = []
+    for r in ro.metrics:
+        rows.append({**lead, "overall_verdict": verdicts.get(r.treatment),
+                     **{k: plain(v) for k, v in r.to_dict().items()}})
+    if not rows and ro.interleaving is not None:
+        il = ro.interleaving
+        rows.append({**lead, "metric": "interleaving_delta_ab", "role": "interleaving",
+                     "control": il.control_team, "treatment": il.treatment_team,
+                     **il.result.to_dict()})
+    return pd.DataFrame(rows)

@@ -1,0 +1,75 @@
+"""The interleaving sign is the treatment's in every command: readout, interleave, report."""
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+import onlineeval
+from onlineeval.cli import main
+from onlineeval.interleaving.teams import treatment_team
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = ROOT / "sample_logs" / "interleaving"
+# control s060, treatment s100 (the worse ranker): alphabetically the control comes first,
+# so a command that paired the teams alphabetically would show the control's side
+EXP = "s060_vs_s100"
+
+
+def test_treatment_team_rules():
+    assert treatment_team("a", "b", treatment="b") == "b"
+    assert treatment_team("a", "b", control="b") == "a"
+    assert treatment_team("control", "treatment") == "treatment"
+    assert treatment_team("s040", "s080", "s080_vs_s040") == "s040"
+    assert treatment_team("s040", "s080", "s040_vs_s080") == "s080"
+    assert treatment_team("x", "y", "s080_vs_s040") is None
+    assert treatment_team("x", "y") is None
+
+
+@pytest.fixture(scope="module")
+def readout():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return onlineeval.readout(LOGS, experiment=EXP)
+
+
+def test_readout_interleaving_is_the_treatments_side(readout):
+    il = readout.interleaving
+    assert readout.designs == ("interleaving",)
+    assert (il.treatment_team, il.control_team) == ("s100", "s060")
+    assert il.result.estimate < 0 and il.wins < il.losses and il.winner == "s060"
+    # Δ_AB by its definition from the treatment's wins, losses and ties
+    expected = (il.wins + il.ties / 2) / (il.wins + il.losses + il.ties) - 0.5
+    assert il.result.estimate == pytest.approx(expected, rel=1e-12)
+
+
+def test_interleave_cli_shows_the_same_sign(readout, capsys):
+    assert main(["interleave", str(LOGS), "--experiment", EXP, "--format", "json"]) == 0
+    (rec,) = json.loads(capsys.readouterr().out)
+    assert (rec["team_a"], rec["team_b"]) == ("s100", "s060")
+    assert rec["estimate"] == pytest.approx(readout.interleaving.result.estimate, rel=1e-12)
+    # naming the control flips nothing: s080 is B either way
+    assert main(["interleave", str(LOGS), "--experiment", EXP, "--control", "s060",
+                 "--format", "json"]) == 0
+    (same,) = json.loads(capsys.readouterr().out)
+    assert same["estimate"] == rec["estimate"]
+    # naming the other team as treatment shows the control's side, negated
+    assert main(["interleave", str(LOGS), "--experiment", EXP, "--treatment", "s060",
+                 "--format", "json"]) == 0
+    (flip,) = json.loads(capsys.readouterr().out)
+    assert flip["team_a"] == "s060" and flip["estimate"] == pytest.approx(-rec["estimate"])
+
+
+def test_report_shows_the_same_sign(readout):
+    from onlineeval.report.build import _interleaving
+    from onlineeval.study import read_study
+
+    study = read_study(ROOT / "sample_logs" / "study.toml")
+    exp = next(e for e in study.experiments if e.name == EXP)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = _interleaving(study, exp, onlineeval.load_logs(LOGS))
+    assert df.loc[0, "team_a"] == "s100"
+    assert df.loc[0, "estimate"] == pytest.approx(readout.interleaving.result.estimate,
+                                                  rel=1e-12)
