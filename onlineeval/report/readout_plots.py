@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 
-from onlineeval.formatting import format_number
+from onlineeval.formatting import percent
 from onlineeval.report.plots import _DPI, _literal_text, to_png_base64
 
 #: the content width of the readout page in CSS pixels (its CSS declares it)
@@ -55,7 +55,7 @@ def _rows_layout(labels: Sequence[str]) -> tuple[np.ndarray, float]:
 def ci_label(role: str, level: float, correction: str | None) -> str:
     """The legend entry of a role's intervals: the level, and the correction if adjusted."""
     adj = f", {correction}-adjusted" if isinstance(correction, str) and correction else ""
-    return f"{role}: {format_number(level, 'level')} CI{adj}"
+    return f"{role}: {percent(level, signed=False)} CI{adj}"
 
 
 @_literal_text

@@ -1,4 +1,5 @@
-"""Fixtures of the report tests: a readout's parts with hostile names and known numbers."""
+"""Fixtures of the report tests: a readout with hostile names and known numbers, built by
+hand from the readout's records (no logs), so the page's own logic is what is under test."""
 
 from __future__ import annotations
 
@@ -8,85 +9,147 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onlineeval.report.readout_page import ReadoutParts
+from onlineeval.readout import (
+    SRM,
+    VERDICT_RULE,
+    Decision,
+    InterleavingSection,
+    MetricRow,
+    Readout,
+    Sensitivity,
+    Window,
+)
+from onlineeval.stats.results import ComparisonResult, comparison_frame
 
 #: a metric name longer than any label line: it has to wrap, in tables and plots
 LONG = "time_to_first_click_seconds_of_the_first_result_page_with_a_very_long_name"
 
 
-def make_parts(name: str = "exp<1> & $5_vs_$10", metrics: int = 4, treatments: int = 1,
-               long: str = LONG) -> ReadoutParts:
-    """A readout of ``metrics`` metrics (one primary, one guardrail, the rest secondary) and
-    ``treatments`` treatment arms, every table filled."""
-    base = [("ctr", "primary", 0.41, 0.423), ("abandonment_rate", "guardrail", 0.2, 0.199),
-            (long, "secondary", 3.2, 3.1), ("click_mrr", "secondary", 0.3, 0.30013)]
-    base += [(f"metric_{i}_{'x' * (i % 30)}", "secondary", 1.0 + i, 1.0 + i * 1.01)
+def _result(d: float, half: float, p: float, level: float = 0.95, p_adj: float = np.nan,
+            family: int | None = None, n: tuple[int, int] = (10000, 10000),
+            unit: str = "user_id", test: str = "delta-method t (Welch-Satterthwaite df)"):
+    return ComparisonResult(
+        estimate=d, ci_low=d - half, ci_high=d + half, ci_level=level, p_value=p,
+        p_adjusted=p_adj, correction="holm" if family else None, family_size=family,
+        test=test, n=sum(n), units_control=n[0], units_treatment=n[1], unit=unit)
+
+
+def make_readout(name: str | None = "exp<1> & $5_vs_$10", metrics: int = 4,
+                 treatments: int = 1, long: str = LONG, srm_p: float = 0.61,
+                 verdict: str = "ship") -> Readout:
+    """A readout of ``metrics`` metrics (one primary, one guardrail, the rest secondary) for
+    each of ``treatments`` treatment arms, every slot filled."""
+    base = [("ctr", "primary", 0.41, 0.423, "higher"),
+            ("abandonment_rate", "guardrail", 0.2, 0.199, "lower"),
+            (long, "secondary", 3.2, 3.1, "lower"), ("click_mrr", "secondary", 0.3, 0.30013,
+                                                     "higher")]
+    base += [(f"metric_{i}_{'x' * (i % 30)}", "secondary", 1.0 + i, 1.0 + i * 1.01, "higher")
              for i in range(metrics - len(base))]
-    variants = ["treatment"] if treatments == 1 else [f"arm <{k}>" for k in range(treatments)]
+    arms = ["treatment"] if treatments == 1 else [f"arm <{k}>" for k in range(treatments)]
     rows = []
-    for k, variant in enumerate(variants):
-        for metric, role, c, t in base[:metrics]:
+    for k, arm in enumerate(arms):
+        for metric, role, c, t, better in base[:metrics]:
             t = t + 0.001 * k
             d = t - c
             primary = role == "primary"
-            rows.append(dict(
-                metric=metric, variant=variant, role=role, control_value=c, treatment_value=t,
-                estimate=d, ci_low=d - 0.004, ci_high=d + 0.004,
-                ci_level=0.975 if primary else 0.95, p_value=0.0123 if primary else 0.4,
-                p_adjusted=0.0246 if primary else np.nan,
-                correction="bonferroni" if primary else None,
-                family_size=2 if primary else None, test="Welch t", n=20000,
-                units_control=10000, units_treatment=10000, unit="user_id",
-                lift=t / c - 1, lift_ci_low=(d - 0.004) / c, lift_ci_high=(d + 0.004) / c,
-                decision=("significantly better" if primary else
-                          "pass (non-inferior)" if role == "guardrail" else
-                          "no significant change"),
-                margin=-0.02 if role == "guardrail" else np.nan,
-                ni_p_value=1.2e-6 if role == "guardrail" else np.nan))
-    comp = pd.DataFrame(rows)
+            rows.append(MetricRow(
+                metric=metric, role=role, control="control <c>", treatment=arm,
+                control_value=c, treatment_value=t,
+                result=_result(d, 0.004, 0.0123 if primary else 0.4,
+                               level=1 - 0.05 / (2 * treatments) if primary else 0.95,
+                               p_adj=0.0246 if primary else np.nan,
+                               family=treatments if primary else None),
+                rel_lift=t / c - 1, rel_ci_low=(d - 0.004) / c, rel_ci_high=(d + 0.004) / c,
+                better=better,
+                verdict=("better" if primary else "non-inferior" if role == "guardrail"
+                         else "no significant difference"),
+                interval=("at Holm's level for this row" if primary
+                          else "unadjusted (not in the correction family)"),
+                margin=0.02 if role == "guardrail" else None,
+                margin_relative=role == "guardrail",
+                ni_p_value=1.2e-6 if role == "guardrail" else np.nan,
+                mde=0.0061 + 0.001 * k, mde_rel=0.021, units_needed=25000.0 + k))
     days = pd.date_range("2026-10-01", periods=30, freq="D")
-    ot = []
-    for axis, xs in (("calendar day", list(days)), ("days since first exposure", range(30))):
-        for i, x in enumerate(xs):
-            e = 0.013 + 0.01 / (i + 1)
-            half = 0.02 / np.sqrt(i + 1)
-            ot.append(dict(axis=axis, metric="ctr", variant="treatment", x=x, estimate=e,
-                           ci_low=e - half, ci_high=e + half, ci_level=0.95))
-    seg = pd.DataFrame([
-        dict(segment=s, metric="ctr", variant="treatment", estimate=e, ci_low=e - 0.01,
-             ci_high=e + 0.01, units=u, heterogeneity_p=0.03)
-        for s, e, u in [("desktop", 0.02, 6000), ("mobile <zz>", 0.005, 3500),
-                        ("tablet_" + "x" * 60, -0.01, 500)]])
-    q = pd.DataFrame([
-        dict(metric="time_to_first_click", quantile=qq, control_value=c, treatment_value=t,
-             estimate=t - c, ci_low=t - c - 0.1, ci_high=t - c + 0.1,
-             method="unit-level bootstrap")
-        for qq, c, t in (("p50", 3.2, 3.0), ("p90", 12.5, 12.0))])
-    pc = pd.DataFrame([dict(variant=v, rank=r, ctr=0.4 / r + (0.01 if v != "control" else 0))
-                       for v in ("control", *variants) for r in range(1, 11)])
-    il = dict(estimate=0.0351, ci_low=0.01, ci_high=0.06, ci_level=0.95, p_value=3e-5,
-              wins=1200, losses=1000, ties=300, queries=450, n=2500, unit="user_id",
-              test="per-user t test", sensitivity=81234,
-              sensitivity_note="from the observed variances")
-    pq = pd.DataFrame(dict(query=["q1", "a very long query <zz>" * 4, "q3"],
-                           pages=[120, 80, 40], delta=[0.1, -0.05, 0.0]))
-    off = pd.DataFrame(dict(measure=["ndcg_cut_10", "map"], estimate=[0.0412, 0.03],
-                            ci_low=[0.02, 0.01], ci_high=[0.06, 0.05], p_value=[0.001, 0.02],
-                            n=[50, 50]))
-    power = comp[["metric", "variant"]].assign(mde=0.021, power=0.55, units_needed=25000)
-    return ReadoutParts(
-        experiment=name, control="control <c>", verdict="ship",
-        rule="ship when every primary metric improves significantly (Bonferroni within the "
-             "primary family) and no guardrail fails its non-inferiority test",
-        comparisons=comp, units={"control": 10000, **{v: 10000 for v in variants}},
-        window=dict(start=pd.Timestamp("2026-10-01 00:03"),
-                    end=pd.Timestamp("2026-10-30 23:50"), days=30),
-        srm=dict(p_value=0.61, mismatch=False, statistic=0.26), power=power,
-        over_time=pd.DataFrame(ot), segments=seg, segment_column="device", quantiles=q,
-        position_ctr=pc, interleaving=il, interleaving_queries=pq, offline=off)
+    day, exposure = [], []
+    for i in range(30):
+        e, half = 0.013 + 0.01 / (i + 1), 0.02 / np.sqrt(i + 1)
+        common = {"metric": "ctr", "variant": arms[0], "estimate": e, "ci_low": e - half,
+                  "ci_high": e + half, "ci_level": 0.95}
+        day.append({**common, "day": days[i].date()})
+        exposure.append({**common, "days_since_exposure": i})
+    lead, results = [], []
+    for seg, e, u in [("desktop", 0.02, 6000), ("mobile <zz>", 0.005, 3500),
+                      ("tablet_" + "x" * 60, -0.01, 500)]:
+        lead.append({"segment": seg, "metric": "ctr", "variant": arms[0],
+                     "control_value": 0.4, "treatment_value": 0.4 + e})
+        results.append(_result(e, 0.01, 0.02, p_adj=0.06, family=3, n=(u // 2, u - u // 2)))
+    segments = comparison_frame(lead, results)
+    segments.attrs.update({"column": "device <d>", "heterogeneity": {
+        "test": "Cochran's Q", "statistic": 7.1, "df": 2, "p_value": 0.0287}})
+    q_lead, q_res = [], []
+    for q, c, t in ((0.5, 3.2, 3.0), (0.9, 12.5, 12.0)):
+        q_lead.append({"metric": "time_to_first_click", "variant": arms[0], "quantile": q,
+                       "control_value": c, "treatment_value": t})
+        q_res.append(_result(t - c, 0.1, 0.03, test="unit-level bootstrap percentile"))
+    quantiles = comparison_frame(q_lead, q_res)
+    queries = pd.DataFrame({
+        "experiment": "x", "team": "new", "other_team": "old",
+        "qid": [f"q{k:03d}" for k in range(20)] + ["a very long query <zz> " * 4],
+        "pages": list(range(200, 0, -10)) + [5], "wins_t": 3, "wins_o": 2, "ties": 1,
+        "delta_q": [0.1 * ((-1) ** k) for k in range(21)]})
+    il = InterleavingSection(
+        experiment=name, treatment_team="new <t>", control_team="old",
+        result=_result(0.0351, 0.025, 3e-5, n=(2500, 2500), unit="user",
+                       test="t test of per-user preference (users as units)"),
+        impressions=2900, impressions_with_clicks=2500, wins=1200, losses=1000, ties=300,
+        users=2600, winner="new <t>",
+        per_query=_result(0.041, 0.03, 0.008, unit="query", n=(450, 450),
+                          test="t test of per-query preference"),
+        n_queries=450, queries=queries,
+        sensitivity=Sensitivity(metric="ctr", ab_units=20000, ab_t=2.5,
+                                interleaving_users=2500, interleaving_t=4.1,
+                                ab_units_needed=53792.0, ratio=21.5168))
+    offline = comparison_frame(
+        [{"baseline": "c.run", "run": "t.run", "measure": m, "mean_a": 0.5, "mean_b": 0.5 + d}
+         for m, d in (("ndcg_cut_10", 0.0412), ("map", 0.03))],
+        [ComparisonResult(estimate=d, ci_low=d - 0.02, ci_high=d + 0.02, ci_level=0.95,
+                          p_value=p, p_adjusted=pa, correction="holm", family_size=2,
+                          test="paired randomization", n=50, units_control=50,
+                          units_treatment=50, unit="query")
+         for d, p, pa in ((0.0412, 0.001, 0.002), (0.03, 0.02, 0.02))])
+    units = {"control <c>": 10000, **{a: 10000 for a in arms}}
+    return Readout(
+        experiment=name, designs=("ab", "interleaving"), control="control <c>",
+        treatments=tuple(arms), alpha=0.05, family=("ctr",), family_size=treatments,
+        window=Window(first_exposure=pd.Timestamp("2026-10-01 00:03"),
+                      last_exposure=pd.Timestamp("2026-10-30 23:50")),
+        units=units,
+        srm=SRM(p_value=srm_p, statistic=0.26, alpha=0.001, observed=units,
+                expected={a: 10000.0 for a in units},
+                expected_shares={a: 1 / len(units) for a in units}),
+        metrics=tuple(rows),
+        decisions=tuple(Decision(a, verdict, ("ctr is significantly better after correction",))
+                        for a in arms),
+        rule=VERDICT_RULE, interleaving=il, offline=offline,
+        over_time={"day": pd.DataFrame(day), "exposure_day": pd.DataFrame(exposure)},
+        segments=segments, quantiles=quantiles, notes=("a note <n>",),
+        excluded={"searches without a variant": 3})
+
+
+def position_curves(arms: int = 1) -> pd.DataFrame:
+    names = ["control <c>", *(["treatment"] if arms == 1 else [f"arm <{k}>"
+                                                                for k in range(arms)])]
+    return pd.DataFrame([{"variant": v, "rank": r, "ctr": 0.4 / r + 0.01 * j}
+                         for j, v in enumerate(names) for r in range(1, 11)])
 
 
 @pytest.fixture
-def readout_parts() -> Callable[..., ReadoutParts]:
-    """Call it with :func:`make_parts`' arguments for a readout's parts."""
-    return make_parts
+def readout_of() -> Callable[..., Readout]:
+    """Call it with :func:`make_readout`'s arguments for a readout."""
+    return make_readout
+
+
+@pytest.fixture
+def curves() -> Callable[..., pd.DataFrame]:
+    """Call it for the position CTR per arm of a readout (``arms`` treatment arms)."""
+    return position_curves

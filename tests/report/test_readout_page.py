@@ -12,9 +12,9 @@ from html.parser import HTMLParser
 import pandas as pd
 import pytest
 
-from onlineeval.formatting import format_number
+from onlineeval.formatting import count, number, percent, pvalue, when
 from onlineeval.report import readout_page
-from onlineeval.report.readout_page import PARTS, readout_html, slug
+from onlineeval.report.readout_page import PARTS, name_of, readout_html, slug
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -173,21 +173,24 @@ def check_page(text: str, experiments: list[str]) -> Page:
     return page
 
 
-def test_every_section_and_image_and_the_table_of_contents(readout_parts) -> None:
-    a, b = readout_parts(), readout_parts(name="second")
-    check_page(readout_html([a, b]), [a.experiment, b.experiment])
+def test_every_section_and_image_and_the_table_of_contents(readout_of, curves) -> None:
+    a, b = readout_of(), readout_of(name="second", treatments=2)
+    text = readout_html([a, b], position_ctr={name_of(a): curves(), name_of(b): curves(2)})
+    check_page(text, [name_of(a), name_of(b)])
 
 
-def test_names_are_escaped(readout_parts) -> None:
-    text = readout_html(readout_parts())
+def test_names_are_escaped(readout_of) -> None:
+    text = readout_html(readout_of())
     assert "exp&lt;1&gt; &amp; $5_vs_$10" in text
-    assert "<1>" not in text and "<zz>" not in text and "<c>" not in text
-    assert "mobile &lt;zz&gt;" in text
+    for raw in ("<1>", "<zz>", "<c>", "<t>", "<n>", "<d>"):
+        assert raw not in text
+    assert "mobile &lt;zz&gt;" in text and "new &lt;t&gt;" in text
 
 
-def test_no_table_wider_than_the_page_with_long_names_and_many_arms(readout_parts) -> None:
-    many = readout_parts(metrics=14, treatments=5)
-    page = check_page(readout_html(many), [many.experiment])
+def test_no_table_wider_than_the_page_with_long_names_and_many_arms(readout_of,
+                                                                 curves) -> None:
+    many = readout_of(metrics=14, treatments=5)
+    page = check_page(readout_html(many, position_ctr=curves(5)), [name_of(many)])
     # rows do not widen a table: 5 arms x 14 metrics stay one table of 70 rows
     assert max(len(t) for t in page.tables) == 1 + 70
 
@@ -207,58 +210,88 @@ def test_a_table_too_wide_is_transposed_and_every_cell_kept() -> None:
         assert table_width_px(t, readout_page.TABLE_FONT_PX) <= readout_page.PAGE_WIDTH_PX
 
 
-def _expected(parts) -> dict[str, tuple[object, str]]:
+#: how each kind of number is spelled, read off onlineeval.formatting's functions
+SPELLED = {
+    "estimate": number, "delta": lambda v: number(v, signed=True), "percent": percent,
+    "p": pvalue, "count": count, "level": lambda v: percent(v, signed=False),
+    "date": when,
+}
+
+
+def _expected(ro) -> dict[str, tuple[object, str]]:
     """Every number the page must show: its key -> (the readout's value, its kind)."""
-    k = slug(parts.experiment)
+    k = slug(name_of(ro))
     out: dict[str, tuple[object, str]] = {}
-    for _, r in parts.comparisons.iterrows():
-        key = f"{k}/{r['metric']}/{r['variant']}"
-        for field, kind in (("control_value", "estimate"), ("treatment_value", "estimate"),
-                            ("estimate", "delta"), ("lift", "percent")):
-            out[f"{key}/{field}"] = (r[field], kind)
-        out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
-        out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
-        out[f"{key}/lift:ci_low"] = (r["lift_ci_low"], "percent")
-        out[f"{key}/lift:ci_high"] = (r["lift_ci_high"], "percent")
-        # a decision reads the adjusted p-value where a correction applies
-        adjusted = isinstance(r["correction"], str)
-        out[f"{key}/p_decision"] = (r["p_adjusted"] if adjusted else r["p_value"], "p")
-        if r["role"] == "guardrail":
-            out[f"{key}/margin"] = (r["margin"], "percent")
-            out[f"{key}/ni_p_value"] = (r["ni_p_value"], "p")
-    for _, r in parts.power.iterrows():
-        key = f"{k}/{r['metric']}/{r['variant']}"
-        out[f"{key}/mde"] = (r["mde"], "percent")
-        out[f"{key}/power"] = (r["power"], "estimate")
-        out[f"{key}/units_needed"] = (r["units_needed"], "count")
-    out[f"{k}/srm/p_value"] = (parts.srm["p_value"], "p")
-    for arm, n in parts.units.items():
+    for r in ro.metrics:
+        key = f"{k}/{r.metric}/{r.treatment}"
+        res = r.result
+        out.update({
+            f"{key}/control_value": (r.control_value, "estimate"),
+            f"{key}/treatment_value": (r.treatment_value, "estimate"),
+            f"{key}/estimate": (res.estimate, "delta"),
+            f"{key}/estimate:ci_low": (res.ci_low, "delta"),
+            f"{key}/estimate:ci_high": (res.ci_high, "delta"),
+            f"{key}/rel_lift": (r.rel_lift, "percent"),
+            f"{key}/rel_lift:ci_low": (r.rel_ci_low, "percent"),
+            f"{key}/rel_lift:ci_high": (r.rel_ci_high, "percent"),
+            f"{key}/mde": (r.mde, "estimate"), f"{key}/mde_rel": (r.mde_rel, "percent"),
+            f"{key}/n": (res.n, "count"), f"{key}/units_needed": (r.units_needed, "count"),
+            # the p-value the row's decision reads, as the terminal readout shows it
+            f"{key}/p": ({"primary": res.p_adjusted, "guardrail": r.ni_p_value}.get(
+                r.role, res.p_value), "p"),
+        })
+        if r.role == "primary":
+            out[f"{key}/ci_level"] = (res.ci_level, "level")
+            out[f"{key}/family_size"] = (res.family_size, "count")
+        if r.role == "guardrail":
+            out[f"{key}/margin"] = (r.margin, "percent" if r.margin_relative else "estimate")
+    out[f"{k}/srm/p_value"] = (ro.srm.p_value, "p")
+    for arm, n in ro.units.items():
         out[f"{k}/units/{arm}"] = (n, "count")
-    for field, kind in (("start", "date"), ("end", "date"), ("days", "count")):
-        out[f"{k}/window/{field}"] = (parts.window[field], kind)
-    il = parts.interleaving
-    for field, kind in (("estimate", "delta"), ("p_value", "p"), ("wins", "count"),
-                        ("losses", "count"), ("ties", "count"), ("queries", "count"),
-                        ("n", "count"), ("sensitivity", "count")):
-        out[f"{k}/interleaving/{field}"] = (il[field], kind)
-    out[f"{k}/interleaving/estimate:ci_low"] = (il["ci_low"], "delta")
-    out[f"{k}/interleaving/estimate:ci_high"] = (il["ci_high"], "delta")
-    for _, r in parts.offline.iterrows():
+    out[f"{k}/window/first_exposure"] = (ro.window.first_exposure, "date")
+    out[f"{k}/window/last_exposure"] = (ro.window.last_exposure, "date")
+    out[f"{k}/window/days"] = (ro.window.days, "count")
+    il = ro.interleaving
+    i = f"{k}/interleaving"
+    for name, res in (("", il.result), ("/per_query", il.per_query)):
+        out[f"{i}{name}/estimate"] = (res.estimate, "delta")
+        out[f"{i}{name}/estimate:ci_low"] = (res.ci_low, "delta")
+        out[f"{i}{name}/estimate:ci_high"] = (res.ci_high, "delta")
+        out[f"{i}{name}/p_value"] = (res.p_value, "p")
+    out[f"{i}/n"] = (il.result.n, "count")
+    out[f"{i}/n_queries"] = (il.n_queries, "count")
+    for name in ("wins", "losses", "ties", "impressions"):
+        out[f"{i}/{name}"] = (getattr(il, name), "count")
+    s = il.sensitivity
+    for name, kind in (("ab_units_needed", "count"), ("ab_units", "count"),
+                       ("ab_t", "estimate"), ("interleaving_users", "count"),
+                       ("interleaving_t", "estimate"), ("ratio", "estimate")):
+        out[f"{i}/{name}"] = (getattr(s, name), kind)
+    top = il.queries.sort_values("pages", ascending=False).head(15)
+    for _, r in top.iterrows():
+        for name in ("pages", "wins_t", "wins_o", "ties"):
+            out[f"{i}/query/{r['qid']}/{name}"] = (r[name], "count")
+        out[f"{i}/query/{r['qid']}/delta_q"] = (r["delta_q"], "delta")
+    for _, r in ro.offline.iterrows():
         key = f"{k}/offline/{r['measure']}"
         out[f"{key}/estimate"] = (r["estimate"], "delta")
         out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
         out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
-        out[f"{key}/p_value"] = (r["p_value"], "p")
+        out[f"{key}/p"] = (r["p_adjusted"], "p")
         out[f"{key}/n"] = (r["n"], "count")
-    for _, r in parts.segments.iterrows():
-        key = f"{k}/segment/{r['metric']}/{r['variant']}/{r['segment']}"
+    het = ro.segments.attrs["heterogeneity"]["p_value"]
+    for _, r in ro.segments.iterrows():
+        key = f"{k}/segment/{r['metric']}/{r['variant']}"
+        out[f"{key}/heterogeneity_p"] = (het, "p")
+        key += f"/{r['segment']}"
         out[f"{key}/estimate"] = (r["estimate"], "delta")
         out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
         out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
-        out[f"{key}/units"] = (r["units"], "count")
-        out[f"{key}/heterogeneity_p"] = (r["heterogeneity_p"], "p")
-    for _, r in parts.quantiles.iterrows():
-        key = f"{k}/quantile/{r['metric']}/{r['quantile']}"
+        out[f"{key}/n"] = (r["n"], "count")
+        out[f"{key}/p"] = (r["p_adjusted"], "p")
+    for _, r in ro.quantiles.iterrows():
+        key = f"{k}/quantile/{r['metric']}/{r['variant']}/{r['quantile']}"
+        out[f"{key}/quantile"] = (r["quantile"], "estimate")
         out[f"{key}/control_value"] = (r["control_value"], "estimate")
         out[f"{key}/treatment_value"] = (r["treatment_value"], "estimate")
         out[f"{key}/estimate"] = (r["estimate"], "delta")
@@ -270,70 +303,69 @@ def _expected(parts) -> dict[str, tuple[object, str]]:
 def _close(text: str, kind: str, value: object) -> bool:
     """The shown text read back as a number is the value to the precision shown."""
     if kind == "date":
-        return text == pd.Timestamp(value).date().isoformat()
+        ts = pd.Timestamp(value)
+        return text in (ts.strftime("%Y-%m-%d %H:%M"), ts.strftime("%Y-%m-%d"))
     t = text.replace(",", "").rstrip("%")
-    shown = float(t) / (100 if kind == "percent" else 1)
+    per_cent = kind in ("percent", "level")
+    shown = float(t) / (100 if per_cent else 1)
     v = float(value)
     if kind == "count":
         return shown == round(v)
     mantissa = t.split("e")[0].lstrip("+-")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     exponent = int(t.split("e")[1]) if "e" in t else 0
-    half_unit = 0.5 * 10.0 ** (exponent - decimals) / (100 if kind == "percent" else 1)
+    half_unit = 0.5 * 10.0 ** (exponent - decimals) / (100 if per_cent else 1)
     return math.isclose(shown, v, abs_tol=half_unit * 1.0001)
 
 
 @pytest.mark.parametrize("treatments", [1, 3])
-def test_every_number_is_the_readouts_spelled_by_the_one_formatter(readout_parts,
+def test_every_number_is_the_readouts_spelled_by_the_one_formatter(readout_of,
                                                                     treatments) -> None:
-    parts = readout_parts(treatments=treatments)
-    page = parse(readout_html(parts))
+    ro = readout_of(treatments=treatments)
+    page = parse(readout_html(ro))
     shown: dict[str, set[str]] = {}
     kinds: dict[str, str] = {}
     for key, kind, text in page.numbers:
         shown.setdefault(key, set()).add(text)
         kinds[key] = kind
-    expected = _expected(parts)
-    missing = set(expected) - set(shown)
-    assert not missing
+    expected = _expected(ro)
+    assert not set(expected) - set(shown)
+    # no number on the page that is not a field of the readout
+    assert not set(shown) - set(expected)
     for key, (value, kind) in expected.items():
         assert kinds[key] == kind, key
         # the same number wherever it appears (summary card, table, offline panel)
-        assert shown[key] == {format_number(value, kind)}, key
+        assert shown[key] == {SPELLED[kind](value)}, key
         assert _close(next(iter(shown[key])), kind, value), (key, shown[key], value)
 
 
-def test_number_spans_name_values_of_the_readout(readout_parts) -> None:
-    """No number on the page is outside the readout (only per-query rows are extra)."""
-    parts = readout_parts()
-    page = parse(readout_html(parts))
-    expected = _expected(parts)
-    extra = {key for key, _, _ in page.numbers} - set(expected)
-    assert all("/interleaving/query/" in k or k.endswith("n_queries_shown") for k in extra)
-
-
-def test_srm_mismatch_and_verdict_shown(readout_parts) -> None:
-    from dataclasses import replace
-
-    parts = replace(readout_parts(), verdict="don't ship",
-                    srm={"p_value": 1e-6, "mismatch": True, "statistic": 30.0,
-                         "message": "units 10000 vs 9000"})
-    text = readout_html(parts)
+def test_srm_mismatch_and_verdict_shown(readout_of) -> None:
+    ro = readout_of(srm_p=1e-6, verdict="don't ship")
+    text = readout_html(ro)
     assert "SAMPLE RATIO MISMATCH" in text and 'class="card no-ship"' in text
-    assert "Verdict: DON&#x27;T SHIP" in text
-    assert format_number(1e-6, "p") == "1.0e-06"
-    assert ">1.0e-06<" in text
+    assert "Verdict: DON&#x27;T SHIP" in text and "MISMATCH</span>" in text
+    assert ">1.0e-06<" in text  # p in scientific notation below 1e-4
 
 
-def test_missing_parts_say_so(readout_parts) -> None:
+def test_missing_parts_say_so(readout_of) -> None:
     from dataclasses import replace
 
-    parts = replace(readout_parts(), over_time=None, segments=None, quantiles=None,
-                    position_ctr=None, interleaving=None, interleaving_queries=None,
-                    offline=None, power=None)
-    page = parse(readout_html(parts))
+    ro = replace(readout_of(), over_time=None, segments=None, quantiles=None,
+                 interleaving=None, offline=None, designs=("ab",))
+    page = parse(readout_html(ro))
     for part, _ in PARTS:
-        assert f"{slug(parts.experiment)}-{part}" in page.ids
-    assert set(page.images) == {f"{slug(parts.experiment)}-forest"}
-    text = readout_html(parts)
+        assert f"{slug(name_of(ro))}-{part}" in page.ids
+    assert set(page.images) == {f"{slug(name_of(ro))}-forest"}
+    text = readout_html(ro)
     assert "No offline runs given" in text and "No interleaving log" in text
+
+
+def test_interleaving_only_readout(readout_of) -> None:
+    from dataclasses import replace
+
+    ro = replace(readout_of(name=None), metrics=(), decisions=(), srm=None, units={},
+                 over_time=None, segments=None, quantiles=None, designs=("interleaving",))
+    page = parse(readout_html(ro))
+    assert "readout-experiment-interleaving" in page.ids
+    assert any(k.endswith("/interleaving/estimate") for k, _, _ in page.numbers)
+    assert "No verdict" in readout_html(ro)

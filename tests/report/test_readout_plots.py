@@ -89,8 +89,8 @@ def _forest_rows(n: int) -> pd.DataFrame:
     })
 
 
-def test_every_readout_plot_has_no_overprinted_label(drawn, readout_parts) -> None:
-    readout_html(readout_parts(metrics=8, treatments=2))
+def test_every_readout_plot_has_no_overprinted_label(drawn, readout_of) -> None:
+    readout_html(readout_of(metrics=8, treatments=2))
     assert len(drawn) == 3  # forest, over time, segments (position CTR: the study plots')
     for fig in drawn:
         assert_no_overprint(fig)
