@@ -367,9 +367,10 @@ def _summary(ro: Any) -> str:
                    "fit the expected split; assignment or logging is broken and the A/B "
                    "results are not trustworthy until the cause is found.</div>")
     out.extend(_note(html.escape(n)) for n in ro.notes)
-    if ro.excluded:
+    excluded = {why: n for why, n in ro.excluded.items() if n}
+    if excluded:
         left = ", ".join(f"{html.escape(str(why))}: {num(n, 'count', None)}"
-                         for why, n in ro.excluded.items())
+                         for why, n in excluded.items())
         out.append(_note(f"Rows left out: {left}."))
     return "\n".join(out)
 
@@ -577,17 +578,20 @@ def _interleaving(ro: Any) -> str:
     if il is None:
         return _note("No interleaving log for this experiment.")
     k = slug(name_of(ro)) + "/interleaving"
-    header = ["Δ_AB of the treatment", "p", "units", "test"]
+    header = ["Δ_AB of the treatment", "estimate [CI]", "p", "units", "test"]
     res = il.result
-    rows = [[estimate_cell(res.estimate, res.ci_low, res.ci_high, "delta", k + "/estimate"),
+    rows = [[text_cell("pages pooled"),
+             estimate_cell(res.estimate, res.ci_low, res.ci_high, "delta", k + "/estimate"),
              num_cell(res.p_value, "p", k + "/p_value"),
              num_cell(res.n, "count", k + "/n", f" {res.unit}s"), prose_cell(res.test)]]
     if il.per_query is not None:
         q = il.per_query
-        rows.append([estimate_cell(q.estimate, q.ci_low, q.ci_high, "delta",
+        rows.append([Cell(f"mean per-query Δ_q<br>({num(il.n_queries, 'count', k + '/n_queries')}"
+                          " queries)", 16),
+                     estimate_cell(q.estimate, q.ci_low, q.ci_high, "delta",
                                    k + "/per_query/estimate"),
                      num_cell(q.p_value, "p", k + "/per_query/p_value"),
-                     num_cell(il.n_queries, "count", k + "/n_queries", " queries"),
+                     num_cell(q.n, "count", k + "/per_query/n", f" {q.unit}s"),
                      prose_cell(q.test)])
     out = [f"<p>Treatment team <b>{html.escape(il.treatment_team)}</b> against control team "
            f"<b>{html.escape(il.control_team)}</b>: wins "
@@ -598,8 +602,9 @@ def _interleaving(ro: Any) -> str:
            f"{html.escape(str(il.winner or 'none'))}.</p>",
            table(header, rows),
            _note(f"Δ_AB &gt; 0: the treatment won (wins, losses and ties are the treatment's). "
-                 f"{SPELL['level'](res.ci_level)} intervals; the first row takes users as the "
-                 "independent units (the decision), the second averages the per-query Δ_q.")]
+                 f"{SPELL['level'](res.ci_level)} intervals. Each row says its test and the "
+                 "independent units it rests on; the second averages the per-query Δ_q over the "
+                 "queries with a decided page.")]
     s = il.sensitivity
     if s is not None:
         out.append(
@@ -620,8 +625,8 @@ def _interleaving(ro: Any) -> str:
                  num_cell(r["ties"], "count", f"{k}/query/{r['qid']}/ties"),
                  num_cell(r["delta_q"], "delta", f"{k}/query/{r['qid']}/delta_q")]
                 for _, r in top.iterrows()]
-        out.append(f"<h4>Per query: the {num(len(top), 'count', None)} of "
-                   f"{num(len(qs), 'count', None)} queries with the most pages</h4>")
+        out.append(f"<h4>Per query: the {num(len(top), 'count', None)} with the most pages "
+                   f"(of {num(il.n_queries, 'count', None)} queries with a decided page)</h4>")
         out.append(table(["query", "pages", "treatment wins", "control wins", "ties", "Δ_q"],
                          rows))
     return "\n".join(out)

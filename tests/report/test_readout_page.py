@@ -8,6 +8,7 @@ import math
 import re
 import unicodedata
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -245,20 +246,35 @@ def _expected(ro) -> dict[str, tuple[object, str]]:
             out[f"{key}/family_size"] = (res.family_size, "count")
         if r.role == "guardrail":
             out[f"{key}/margin"] = (r.margin, "percent" if r.margin_relative else "estimate")
-    out[f"{k}/srm/p_value"] = (ro.srm.p_value, "p")
+    if ro.srm is not None:
+        out[f"{k}/srm/p_value"] = (ro.srm.p_value, "p")
     for arm, n in ro.units.items():
         out[f"{k}/units/{arm}"] = (n, "count")
-    out[f"{k}/window/first_exposure"] = (ro.window.first_exposure, "date")
-    out[f"{k}/window/last_exposure"] = (ro.window.last_exposure, "date")
-    out[f"{k}/window/days"] = (ro.window.days, "count")
+    if ro.window is not None and ro.window.first_exposure is not None:
+        out[f"{k}/window/first_exposure"] = (ro.window.first_exposure, "date")
+        out[f"{k}/window/last_exposure"] = (ro.window.last_exposure, "date")
+        out[f"{k}/window/days"] = (ro.window.days, "count")
+    if ro.interleaving is not None:
+        out.update(_expected_interleaving(ro, f"{k}/interleaving"))
+    if ro.offline is not None:
+        out.update(_expected_offline(ro, f"{k}/offline"))
+    if ro.segments is not None:
+        out.update(_expected_segments(ro, f"{k}/segment"))
+    if ro.quantiles is not None:
+        out.update(_expected_quantiles(ro, f"{k}/quantile"))
+    return out
+
+
+def _expected_interleaving(ro, i: str) -> dict[str, tuple[object, str]]:
+    out: dict[str, tuple[object, str]] = {}
     il = ro.interleaving
-    i = f"{k}/interleaving"
     for name, res in (("", il.result), ("/per_query", il.per_query)):
         out[f"{i}{name}/estimate"] = (res.estimate, "delta")
         out[f"{i}{name}/estimate:ci_low"] = (res.ci_low, "delta")
         out[f"{i}{name}/estimate:ci_high"] = (res.ci_high, "delta")
         out[f"{i}{name}/p_value"] = (res.p_value, "p")
     out[f"{i}/n"] = (il.result.n, "count")
+    out[f"{i}/per_query/n"] = (il.per_query.n, "count")
     out[f"{i}/n_queries"] = (il.n_queries, "count")
     for name in ("wins", "losses", "ties", "impressions"):
         out[f"{i}/{name}"] = (getattr(il, name), "count")
@@ -267,21 +283,32 @@ def _expected(ro) -> dict[str, tuple[object, str]]:
                        ("ab_t", "estimate"), ("interleaving_users", "count"),
                        ("interleaving_t", "estimate"), ("ratio", "estimate")):
         out[f"{i}/{name}"] = (getattr(s, name), kind)
-    top = il.queries.sort_values("pages", ascending=False).head(15)
+    # the 15 queries with the most pages (ties: by query id)
+    top = il.queries.sort_values(["pages", "qid"], ascending=[False, True]).head(15)
     for _, r in top.iterrows():
         for name in ("pages", "wins_t", "wins_o", "ties"):
             out[f"{i}/query/{r['qid']}/{name}"] = (r[name], "count")
         out[f"{i}/query/{r['qid']}/delta_q"] = (r["delta_q"], "delta")
+    return out
+
+
+def _expected_offline(ro, k: str) -> dict[str, tuple[object, str]]:
+    out: dict[str, tuple[object, str]] = {}
     for _, r in ro.offline.iterrows():
-        key = f"{k}/offline/{r['measure']}"
+        key = f"{k}/{r['measure']}"
         out[f"{key}/estimate"] = (r["estimate"], "delta")
         out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
         out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
         out[f"{key}/p"] = (r["p_adjusted"], "p")
         out[f"{key}/n"] = (r["n"], "count")
+    return out
+
+
+def _expected_segments(ro, k: str) -> dict[str, tuple[object, str]]:
+    out: dict[str, tuple[object, str]] = {}
     het = ro.segments.attrs["heterogeneity"]["p_value"]
     for _, r in ro.segments.iterrows():
-        key = f"{k}/segment/{r['metric']}/{r['variant']}"
+        key = f"{k}/{r['metric']}/{r['variant']}"
         out[f"{key}/heterogeneity_p"] = (het, "p")
         key += f"/{r['segment']}"
         out[f"{key}/estimate"] = (r["estimate"], "delta")
@@ -289,8 +316,13 @@ def _expected(ro) -> dict[str, tuple[object, str]]:
         out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
         out[f"{key}/n"] = (r["n"], "count")
         out[f"{key}/p"] = (r["p_adjusted"], "p")
+    return out
+
+
+def _expected_quantiles(ro, k: str) -> dict[str, tuple[object, str]]:
+    out: dict[str, tuple[object, str]] = {}
     for _, r in ro.quantiles.iterrows():
-        key = f"{k}/quantile/{r['metric']}/{r['variant']}/{r['quantile']}"
+        key = f"{k}/{r['metric']}/{r['variant']}/{r['quantile']}"
         out[f"{key}/quantile"] = (r["quantile"], "estimate")
         out[f"{key}/control_value"] = (r["control_value"], "estimate")
         out[f"{key}/treatment_value"] = (r["treatment_value"], "estimate")
@@ -369,3 +401,46 @@ def test_interleaving_only_readout(readout_of) -> None:
     assert "readout-experiment-interleaving" in page.ids
     assert any(k.endswith("/interleaving/estimate") for k, _, _ in page.numbers)
     assert "No verdict" in readout_html(ro)
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def _numbers(text: str) -> dict[str, set[str]]:
+    shown: dict[str, set[str]] = {}
+    for key, _, value in parse(text).numbers:
+        shown.setdefault(key, set()).add(value)
+    return shown
+
+
+def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
+    """The page of a real readout (the sample A/B and interleaving logs): every section and
+    plot, position CTR per arm from the A/B log, every number the readout object's; the
+    CLI's -o page shows the same numbers as the API's."""
+    import onlineeval
+    from onlineeval.cli import main
+    from onlineeval.readout import html as readout_page_of
+
+    logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
+    args = dict(experiment="s200_vs_s100", guardrails=["abandonment_rate"],
+                non_inferiority={"abandonment_rate": "2%"}, secondary=["click_mrr"])
+    ro = onlineeval.readout(logs, **args)
+    text = readout_page_of.render(ro, logs)
+    page = check_page(text, [])
+    name = slug(name_of(ro))
+    assert {f"{name}-{part}" for part, _ in PARTS} <= set(page.ids)
+    for part in ("forest", "over-time", "position-ctr"):
+        assert len(page.images.get(f"{name}-{part}", [])) == 1, part
+    shown = _numbers(text)
+    expected = _expected(ro)
+    assert set(shown) == set(expected)
+    for key, (value, kind) in expected.items():
+        assert shown[key] == {SPELLED[kind](value)}, key
+        assert _close(next(iter(shown[key])), kind, value), (key, shown[key], value)
+    out = tmp_path / "readout.html"
+    code = main(["readout", str(SAMPLE / "ab"), str(SAMPLE / "interleaving"), "--experiment",
+                 "s200_vs_s100", "--guardrails", "abandonment_rate", "--non-inferiority",
+                 "abandonment_rate:2%", "--secondary", "click_mrr", "-o", str(out)])
+    assert code == 0
+    capsys.readouterr()
+    assert _numbers(out.read_text(encoding="utf-8")) == shown
