@@ -17,6 +17,13 @@ Per experiment (a ranker pair of the study file):
   (searched in one A/B arm only; no decided interleaved page) and the searches or pages
   without a query value, which are not a query.
 
+The per-experiment readout (:func:`onlineeval.readout`: verdict, lifts, guardrails, power,
+effect over time, interleaving with its sensitivity) of the experiment's logs, with the
+study's online metrics (the first primary, those of ``non_inferiority`` guardrails, the rest
+secondary) and the offline comparison above as its offline prediction; the report shows it
+with :func:`onlineeval.report.readout_page.readout_section`. An experiment without runs is
+read out from its logs alone and stays out of the offline–online agreement.
+
 Across experiments: one row per experiment with every delta, oriented so that positive means
 "the treatment is better" (A/B metrics where lower is better — abandonment, zero results,
 reformulation, time to first click — have their difference negated, CI bounds swapped), then
@@ -35,7 +42,7 @@ adjusted p-value (across the study's metrics) and the interleaving readout's per
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +81,7 @@ class ExperimentReadout:
     """Everything the report shows about one experiment."""
 
     experiment: Experiment
-    offline: pd.DataFrame
+    offline: pd.DataFrame | None
     ab: pd.DataFrame | None = None
     srm: dict[str, Any] | None = None
     srm_message: str | None = None
@@ -83,6 +90,7 @@ class ExperimentReadout:
     per_query: pd.DataFrame | None = None
     within: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    readout: Any = None
 
 
 @dataclass
@@ -240,13 +248,67 @@ def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def _readout(study: Study, exp: Experiment, cache: _LogCache) -> Any:
+    """The experiment's :class:`onlineeval.readout.Readout` from its logs (None without
+    logs); its warnings in ``(readout, notes)``."""
+    from onlineeval import readout
+
+    logs = {key: cache.get(path) for key, path in (("ab", exp.ab_logs),
+                                                   ("interleaving", exp.interleaving_logs))
+            if path is not None}
+    if not logs:
+        return None, []
+    metrics = list(study.online_metrics)
+    guard = [m for m in metrics[1:] if m in study.non_inferiority]
+    args = dict(
+        control=exp.control_variant, treatment=exp.treatment_variant, primary=metrics[0],
+        guardrails=guard, non_inferiority={m: study.non_inferiority[m] for m in guard} or None,
+        secondary=[m for m in metrics[1:] if m not in guard], alpha=study.alpha,
+        control_team=exp.control_team or None, treatment_team=exp.treatment_team or None,
+        n_resamples=study.n_resamples, seed=study.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if len(logs) == 2 and exp.ab_experiment != exp.interleaving_experiment:
+            # two experiment names: each log read out on its own, the interleaving section
+            # joined to the A/B readout (no sensitivity figure: it needs one experiment)
+            ab = readout(logs["ab"], experiment=exp.ab_experiment, design="ab", **args)
+            il = readout(logs["interleaving"], experiment=exp.interleaving_experiment,
+                         design="interleaving", **args)
+            ro = replace(ab, designs=("ab", "interleaving"), interleaving=il.interleaving,
+                         notes=ab.notes + il.notes)
+        else:
+            name = exp.ab_experiment if "ab" in logs else exp.interleaving_experiment
+            ro = readout(list(logs.values()) if len(logs) == 2 else next(iter(logs.values())),
+                         experiment=name, **args)
+    notes = [f"readout: {w.message}" for w in caught
+             if not issubclass(w.category, SampleRatioMismatchWarning)]
+    return ro, notes
+
+
 def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentReadout:
     try:
-        offline, pq = _offline(study, exp, cache)
+        ro, ro_notes = _readout(study, exp, cache)
     except OnlineEvalError as exc:
-        raise _context(exp, "offline comparison", exc, study) from None
-    out = ExperimentReadout(exp, offline, per_query=pq)
-    offline_pq = pq.set_index("qid")["delta"]
+        raise _context(exp, "readout", exc, study) from None
+    if ro is not None and ro.interleaving is not None and not (
+            exp.control_team and exp.treatment_team):
+        # no runs to name the teams: the readout's rule did (interleaving.teams)
+        exp = replace(exp, control_team=ro.interleaving.control_team,
+                      treatment_team=ro.interleaving.treatment_team)
+    offline = pq = offline_pq = None
+    if exp.control_run is not None:
+        try:
+            offline, pq = _offline(study, exp, cache)
+        except OnlineEvalError as exc:
+            raise _context(exp, "offline comparison", exc, study) from None
+        offline_pq = pq.set_index("qid")["delta"]
+        if ro is not None:
+            ro = replace(ro, offline=offline)
+    out = ExperimentReadout(exp, offline, per_query=pq, readout=ro)
+    out.notes.extend(ro_notes)
+    if offline is None:
+        out.notes.append("no runs in the study for this experiment: read out from its logs "
+                         "alone, left out of the offline–online agreement")
     if exp.ab_logs is not None:
         try:
             logs = cache.get(exp.ab_logs)
@@ -282,10 +344,11 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         except OnlineEvalError as exc:
             raise _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
                            study) from None
-        out.within["interleaving Δ_q"] = within_experiment(offline_pq, pqi)
+        if offline_pq is not None:
+            out.within["interleaving Δ_q"] = within_experiment(offline_pq, pqi)
     else:
         out.notes.append("no interleaving logs in the study for this experiment")
-    if exp.ab_logs is not None:
+    if exp.ab_logs is not None and offline_pq is not None:
         out.within["A/B CTR Δ"] = within_experiment(offline_pq, pqa)
     return out
 
@@ -303,9 +366,11 @@ def _put(row: dict[str, Any], key: str, result: Any, sign: float = 1.0) -> None:
 
 def _row(r: ExperimentReadout) -> dict[str, Any]:
     exp = r.experiment
-    row: dict[str, Any] = {"experiment": exp.name, "control": exp.control_run.stem,
-                           "treatment": exp.treatment_run.stem}
-    for rec in r.offline.itertuples():
+    row: dict[str, Any] = {
+        "experiment": exp.name,
+        "control": exp.control_run.stem if exp.control_run else exp.control_variant,
+        "treatment": exp.treatment_run.stem if exp.treatment_run else exp.treatment_variant}
+    for rec in (r.offline.itertuples() if r.offline is not None else ()):
         _put(row, f"offline:{rec.measure}", rec)
     if r.interleaving is not None:
         _put(row, INTERLEAVING, next(r.interleaving.itertuples()))
@@ -352,8 +417,19 @@ def build_report(study: Study | str | Path) -> Report:
             bar.update()
     table = pd.DataFrame([_row(r) for r in readouts])
     # evaluate() names measures canonically (nDCG@10 -> ndcg_cut_10; P@5,10 -> P_5, P_10)
-    measures = list(dict.fromkeys(readouts[0].offline["measure"]))
+    with_runs = [r for r in readouts if r.offline is not None]
+    measures = list(dict.fromkeys(with_runs[0].offline["measure"])) if with_runs \
+        else list(study.measures)
     primary = f"offline:{measures[0]}"
+    if not with_runs:
+        # no runs anywhere: the per-experiment readouts only, no agreement across them
+        return Report(study, measures, readouts, table, [], {}, pd.DataFrame(),
+                      {"rule": "no experiment has runs", "experiments": [], "n": 0,
+                       "n_with_interleaving": 0, "n_agree": 0, "disagree": [],
+                       "all_agree": None}, cache.load_notes())
+    for col in (primary, f"{primary}_p"):
+        if col not in table.columns:
+            table[col] = np.nan
     outcomes: list[tuple[str, str]] = []
     if INTERLEAVING in table.columns:
         outcomes.append((INTERLEAVING, "interleaving Δ_AB"))
@@ -362,15 +438,16 @@ def build_report(study: Study | str | Path) -> Report:
             label = f"A/B {metric}" + (" (decrease = better)" if lower_is_better(metric) else "")
             outcomes.append((f"ab:{metric}", label))
     agreements = {}
+    rows = table[table[primary].notna()]  # experiments with runs
     for col, _ in outcomes:
         sub = pd.DataFrame({
-            "experiment": table["experiment"], "offline_delta": table[primary],
-            "online_delta": table[col], "offline_p": table[f"{primary}_p"],
-            "online_p": table[f"{col}_p"],
-        })
+            "experiment": rows["experiment"], "offline_delta": rows[primary],
+            "online_delta": rows[col], "offline_p": rows[f"{primary}_p"],
+            "online_p": rows[f"{col}_p"],
+        }).reset_index(drop=True)
         agreements[col] = agreement(sub, alpha=study.alpha)
     offline_cols = [f"offline:{m}" for m in measures]
-    tau = tau_matrix(table, offline_cols, [c for c, _ in outcomes]) if outcomes else \
+    tau = tau_matrix(rows, offline_cols, [c for c, _ in outcomes]) if outcomes else \
         pd.DataFrame()
     return Report(study, measures, readouts, table, outcomes, agreements, tau,
                   _large_margin(study, table, primary), cache.load_notes())

@@ -103,7 +103,7 @@ background:#f7fafd}}
 .ok{{color:#1e7b34;font-weight:600}}.bad{{color:#b3261e;font-weight:700}}
 .srm{{background:#fdecea;border:2px solid #b3261e;padding:.5em 1em;margin:.6em 0}}
 .note{{color:#555;font-size:.9em}}
-nav ul{{margin:.2em 0}}nav li{{margin:.1em 0}}
+nav ul{{margin:.2em 0}}nav li{{margin:.3em 0}}nav .note a{{white-space:nowrap}}
 """
 
 _VERDICT_CLASS = {"ship": "ship", "don't ship": "no-ship", "inconclusive": "inconclusive"}
@@ -694,21 +694,20 @@ def readout_section(readout: Any, level: int = 2,
     return "\n".join(out)
 
 
-def toc(readouts: Sequence[Any], extra: Sequence[tuple[str, str]] = ()) -> str:
-    """The table of contents: each experiment with its verdicts and parts; then ``extra``
-    (id, title) sections of the page."""
-    items = []
+def toc(readouts: Sequence[Any], before: Sequence[tuple[str, str]] = (),
+        heading: str = "Contents") -> str:
+    """The table of contents: ``before`` (id, title) sections of the page, then each
+    experiment with its verdicts and, on one line, links to its parts."""
+    items = [f'<li><a href="#{html.escape(i)}">{html.escape(t)}</a></li>' for i, t in before]
     for ro in readouts:
         name = name_of(ro)
-        subs = "".join(f'<li><a href="#{part_id(name, part)}">{html.escape(t)}</a></li>'
-                       for part, t in PARTS)
+        parts = " · ".join(f'<a href="#{part_id(name, part)}">{html.escape(t)}</a>'
+                           for part, t in PARTS)
         verdicts = ", ".join(d.verdict if not _several(ro) else f"{d.treatment}: {d.verdict}"
                              for d in ro.decisions) or "no verdict"
-        items.append(f'<li><a href="#{slug(name)}">{html.escape(name)}</a> — '
-                     f"{html.escape(verdicts)}<ul>{subs}</ul></li>")
-    items.extend(f'<li><a href="#{html.escape(i)}">{html.escape(t)}</a></li>'
-                 for i, t in extra)
-    return f'<nav id="contents"><h2>Contents</h2><ul>{"".join(items)}</ul></nav>'
+        items.append(f'<li><a href="#{slug(name)}"><b>{html.escape(name)}</b></a> — '
+                     f'{html.escape(verdicts)}<br><span class="note">{parts}</span></li>')
+    return f'<nav id="contents"><h2>{html.escape(heading)}</h2><ul>{"".join(items)}</ul></nav>'
 
 
 def readout_html(readout: Any | Sequence[Any], title: str | None = None,

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import base64
 import math
-import re
-import unicodedata
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -23,133 +20,18 @@ PNG = b"\x89PNG\r\n\x1a\n"
 PLOTTED = ("forest", "over-time", "segments", "position-ctr")
 
 
-class Page(HTMLParser):
-    """What the tests read off the HTML: sections, images, links, tables, numbers, CSS."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.ids: list[str] = []
-        self.stack: list[str | None] = []
-        self.images: dict[str, list[str]] = {}
-        self.links: list[str] = []
-        self.external: list[str] = []
-        self.tags: set[str] = set()
-        self.css = ""
-        self._in_style = False
-        # tables: list of rows; a row: list of cells; a cell: list of lines, each line a list
-        # of (text, max-width in ch or None)
-        self.tables: list[list[list[list[list[tuple[str, int | None]]]]]] = []
-        self._cell: list[list[tuple[str, int | None]]] | None = None
-        self._span_caps: list[int | None] = []
-        self.numbers: list[tuple[str, str, str]] = []  # (key, kind, text)
-        self._num: list[str] | None = None
-        self._num_attrs: tuple[str, str] | None = None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        self.tags.add(tag)
-        if "id" in a:
-            self.ids.append(a["id"])
-        if tag == "section":
-            self.stack.append(a.get("id"))
-        if tag == "style":
-            self._in_style = True
-        if tag == "img":
-            part = next((s for s in reversed(self.stack) if s), None)
-            self.images.setdefault(part, []).append(a["src"])
-        if tag == "a" and a.get("href", "").startswith("#"):
-            self.links.append(a["href"][1:])
-        for key in ("src", "href"):
-            if key in a and not a[key].startswith(("data:", "#")):
-                self.external.append(a[key])
-        if tag == "table":
-            self.tables.append([])
-        if tag == "tr":
-            self.tables[-1].append([])
-        if tag in ("td", "th"):
-            self._cell = [[]]
-            self._span_caps = []
-        if tag == "br" and self._cell is not None:
-            self._cell.append([])
-        if tag == "span":
-            self._span_caps.append(self._cap(a.get("class", "")))
-            if "data-key" in a:
-                self._num, self._num_attrs = [], (a["data-key"], a["data-kind"])
-
-    def _cap(self, classes: str) -> int | None:
-        for cls in classes.split():
-            m = re.search(r"\." + cls + r"\{[^}]*max-width:(\d+)ch", self.css)
-            if m:
-                return int(m.group(1))
-        return None
-
-    def handle_endtag(self, tag):
-        if tag == "section":
-            self.stack.pop()
-        if tag == "style":
-            self._in_style = False
-        if tag in ("td", "th") and self._cell is not None:
-            self.tables[-1][-1].append(self._cell)
-            self._cell = None
-        if tag == "span":
-            self._span_caps.pop()
-            if self._num is not None:
-                self.numbers.append((*self._num_attrs, "".join(self._num)))
-                self._num = None
-
-    def handle_data(self, data):
-        if self._in_style:
-            self.css += data
-        if self._cell is not None:
-            cap = next((c for c in reversed(self._span_caps) if c is not None), None)
-            self._cell[-1].append((data, cap))
-        if self._num is not None:
-            self._num.append(data)
+parse = table_width_px = css_px = assert_tables_fit = None  # set by _tools (conftest.py)
 
 
-def parse(text: str) -> Page:
-    page = Page()
-    page.feed(text)
-    page.close()
-    return page
+@pytest.fixture(autouse=True)
+def _tools(html_tools):
+    """This module's helpers use the parser and the width rule of conftest.py."""
+    global parse, table_width_px, css_px, assert_tables_fit
+    parse, table_width_px = html_tools.parse, html_tools.table_width_px
+    css_px, assert_tables_fit = html_tools.css_px, html_tools.assert_tables_fit
 
 
-def css_px(css: str, pattern: str) -> float:
-    m = re.search(pattern, css)
-    assert m, f"the page's CSS declares no {pattern}"
-    return float(m.group(1))
-
-
-# The width rule, computed here independently of the renderer: a cell is as wide as its
-# widest line (lines split at <br>); a line counts its characters (2 for an East Asian wide
-# one) at 0.62 em of the declared table font, except text inside a span whose CSS caps its
-# max-width at N ch, which counts at most N; plus 14 px of padding and border. A table is as
-# wide as the sum of its widest cell per column, and must not exceed the declared page width.
-def _chars(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def line_chars(line: list[tuple[str, int | None]]) -> int:
-    total = 0
-    capped: dict[int, int] = {}
-    for text, cap in line:
-        if cap is None:
-            total += _chars(text)
-        else:
-            capped[cap] = capped.get(cap, 0) + _chars(text)
-    return total + sum(min(cap, n) for cap, n in capped.items())
-
-
-def table_width_px(table, font_px: float) -> float:
-    columns: dict[int, float] = {}
-    for row in table:
-        for j, cell in enumerate(row):
-            chars = max(line_chars(line) for line in cell)
-            columns[j] = max(columns.get(j, 0.0), chars * 0.62 * font_px + 14)
-    return sum(columns.values())
-
-
-def check_page(text: str, experiments: list[str]) -> Page:
+def check_page(text: str, experiments: list[str]):
     page = parse(text)
     assert page.external == []
     assert "script" not in page.tags and "iframe" not in page.tags
@@ -166,11 +48,7 @@ def check_page(text: str, experiments: list[str]) -> Page:
     # every link of the table of contents points at an element of the page
     assert page.links and set(page.links) <= set(page.ids)
     assert len(page.ids) == len(set(page.ids))
-    width = css_px(page.css, r"--page-width:(\d+)px")
-    font = css_px(page.css, r"table\{[^}]*font-size:(\d+)px")
-    assert page.tables
-    for t in page.tables:
-        assert table_width_px(t, font) <= width
+    assert_tables_fit(page)
     return page
 
 
