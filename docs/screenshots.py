@@ -1,13 +1,15 @@
 """Screenshots of the HTML readout for the README, taken by headless Chromium; and the
 widths the browser lays the page's tables out at.
 
-    python docs/screenshots.py                       # the sample study's readout
+    python docs/screenshots.py                       # the README's two screenshots
     python docs/screenshots.py PAGE.html -o shot.png --height 2400
     python docs/screenshots.py PAGE.html --measure   # table widths as the browser lays them
 
 Needs Debian's ``chromium`` (``apt-get install chromium``). Without a page, it writes the
-readout of the bundled sample logs (``sample_logs/``) to a temporary file first and shoots
-that, into ``docs/readout-screenshot.png``.
+README's screenshots: the readout of one experiment of the bundled sample logs
+(``docs/readout-screenshot.png``: s200_vs_s100, A/B and interleaving logs, with its runs for
+the offline prediction) and the top of the sample study's report
+(``docs/report-screenshot.png``, as ``onlineeval demo`` writes it).
 
 Chromium runs headless with a new empty profile and with its background networking off (the
 page is self-contained; nothing is fetched). ``--measure`` loads a copy of the page with a
@@ -28,7 +30,11 @@ import tempfile
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
-DEFAULT_PNG = DOCS / "readout-screenshot.png"
+SAMPLE = DOCS.parent / "sample_logs"
+READOUT_PNG = DOCS / "readout-screenshot.png"
+REPORT_PNG = DOCS / "report-screenshot.png"
+#: the window heights of the README's screenshots (the top of each page)
+README_HEIGHT = 1900
 #: the browser window: the page's declared width (960 px) plus its body padding and room
 WINDOW_WIDTH = 1040
 
@@ -111,12 +117,29 @@ def screenshot(page: Path, png: Path, width: int = WINDOW_WIDTH,
     return png
 
 
-def sample_page(directory: Path) -> Path:
-    """The readout page of the bundled sample logs, written into ``directory``."""
-    from onlineeval.report.readout_page import sample_readout_html
+def sample_readout(directory: Path) -> Path:
+    """The readout page of one experiment of the bundled sample logs, in ``directory``."""
+    import onlineeval
+    from onlineeval.readout import html
 
+    logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
+    ro = onlineeval.readout(
+        logs, experiment="s200_vs_s100", guardrails=["abandonment_rate"],
+        non_inferiority={"abandonment_rate": "2%"},
+        secondary=["click_mrr", "mean_time_to_first_click_s"],
+        runs=(SAMPLE / "runs" / "s200.run", SAMPLE / "runs" / "s100.run"),
+        qrels=SAMPLE / "qrels.txt")
     page = directory / "readout.html"
-    page.write_text(sample_readout_html(), encoding="utf-8")
+    page.write_text(html.render(ro, logs), encoding="utf-8")
+    return page
+
+
+def sample_report(directory: Path) -> Path:
+    """The sample study's report (as ``onlineeval demo`` writes it), in ``directory``."""
+    from onlineeval.report import write_report
+
+    page = directory / "report.html"
+    write_report(SAMPLE / "study.toml", page)
     return page
 
 
@@ -124,19 +147,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("page", nargs="?", type=Path,
                         help="the HTML page (default: the sample logs' readout)")
-    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_PNG)
+    parser.add_argument("-o", "--output", type=Path, default=None,
+                        help="the PNG to write (with a page; required then)")
     parser.add_argument("--width", type=int, default=WINDOW_WIDTH)
     parser.add_argument("--height", type=int, default=None,
                         help="window height in pixels (default: the whole page)")
     parser.add_argument("--measure", action="store_true",
                         help="print the laid-out widths as JSON instead of a screenshot")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="onlineeval-readout-") as tmp:
-        page = args.page or sample_page(Path(tmp))
+    if args.page is not None:
         if args.measure:
-            print(json.dumps(measure(page, args.width), indent=2))
+            print(json.dumps(measure(args.page, args.width), indent=2))
             return 0
-        print(screenshot(page, args.output, args.width, args.height))
+        if args.output is None:
+            parser.error("-o/--output is required with a page")
+        print(screenshot(args.page, args.output, args.width, args.height))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="onlineeval-readout-") as tmp:
+        for make, png in ((sample_readout, READOUT_PNG), (sample_report, REPORT_PNG)):
+            page = make(Path(tmp))
+            print(screenshot(page, png, args.width, args.height or README_HEIGHT))
     return 0
 
 

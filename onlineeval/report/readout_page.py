@@ -121,6 +121,7 @@ SPELL: dict[str, Callable[[Any], str]] = {
     "p": pvalue,
     "count": count,
     "level": lambda v: percent(v, signed=False),
+    "fraction": lambda v: percent(v, signed=False),
     "date": _date,
 }
 
@@ -272,7 +273,7 @@ def margin_text(row: Any, key: str) -> str:
     if row.margin is None:
         return "none"
     if row.margin_relative:
-        return f"{num(row.margin, 'percent', key + '/margin')} of the control's value"
+        return f"{num(row.margin, 'fraction', key + '/margin')} of the control's value"
     return f"{num(row.margin, 'estimate', key + '/margin')} (absolute)"
 
 
@@ -458,10 +459,10 @@ def _power(ro: Any) -> str:
         key = row_key(ro, r)
         rows.append([name_cell(_label(ro, r.metric, r.treatment), r.role),
                      num_cell(r.mde, "estimate", key + "/mde"),
-                     num_cell(r.mde_rel, "percent", key + "/mde_rel"),
+                     num_cell(r.mde_rel, "fraction", key + "/mde_rel"),
                      num_cell(r.result.n, "count", key + "/n"),
                      num_cell(r.units_needed, "count", key + "/units_needed")])
-    return (table(["metric", "MDE (Δ)", "MDE (lift)", "units (both arms)",
+    return (table(["metric", "MDE (±Δ)", "MDE (±lift)", "units (both arms)",
                    "units the observed Δ needs"], rows)
             + _note(f"Minimum detectable effect with power {html.escape(number(ro.power))} "
                     f"at the observed units and alpha {html.escape(number(ro.alpha))}; the "
@@ -695,9 +696,9 @@ def readout_section(readout: Any, level: int = 2,
 
 
 def toc(readouts: Sequence[Any], before: Sequence[tuple[str, str]] = (),
-        heading: str = "Contents") -> str:
+        heading: str = "Contents", with_parts: bool = True) -> str:
     """The table of contents: ``before`` (id, title) sections of the page, then each
-    experiment with its verdicts and, on one line, links to its parts."""
+    experiment with its verdicts and (``with_parts``), on one line, links to its parts."""
     items = [f'<li><a href="#{html.escape(i)}">{html.escape(t)}</a></li>' for i, t in before]
     for ro in readouts:
         name = name_of(ro)
@@ -705,8 +706,9 @@ def toc(readouts: Sequence[Any], before: Sequence[tuple[str, str]] = (),
                            for part, t in PARTS)
         verdicts = ", ".join(d.verdict if not _several(ro) else f"{d.treatment}: {d.verdict}"
                              for d in ro.decisions) or "no verdict"
+        below = f'<br><span class="note">{parts}</span>' if with_parts else ""
         items.append(f'<li><a href="#{slug(name)}"><b>{html.escape(name)}</b></a> — '
-                     f'{html.escape(verdicts)}<br><span class="note">{parts}</span></li>')
+                     f"{html.escape(verdicts)}{below}</li>")
     return f'<nav id="contents"><h2>{html.escape(heading)}</h2><ul>{"".join(items)}</ul></nav>'
 
 

@@ -239,7 +239,7 @@ def render_html(report: Report) -> str:
         f'<p class="note">{ROUNDING} The per-experiment readouts spell numbers as '
         "<code>onlineeval readout</code> does (significant digits).</p>",
         toc([r.readout for r in report.experiments if r.readout is not None],
-            [(sid, _TITLES[sid]) for sid in SECTIONS]),
+            [(sid, _TITLES[sid]) for sid in SECTIONS], with_parts=False),
         '<section id="summary"><h2>Summary</h2>',
     ]
     if srm_bad:

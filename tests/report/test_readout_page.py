@@ -93,7 +93,7 @@ def test_a_table_too_wide_is_transposed_and_every_cell_kept() -> None:
 SPELLED = {
     "estimate": number, "delta": lambda v: number(v, signed=True), "percent": percent,
     "p": pvalue, "count": count, "level": lambda v: percent(v, signed=False),
-    "date": when,
+    "fraction": lambda v: percent(v, signed=False), "date": when,
 }
 
 
@@ -113,7 +113,7 @@ def _expected(ro) -> dict[str, tuple[object, str]]:
             f"{key}/rel_lift": (r.rel_lift, "percent"),
             f"{key}/rel_lift:ci_low": (r.rel_ci_low, "percent"),
             f"{key}/rel_lift:ci_high": (r.rel_ci_high, "percent"),
-            f"{key}/mde": (r.mde, "estimate"), f"{key}/mde_rel": (r.mde_rel, "percent"),
+            f"{key}/mde": (r.mde, "estimate"), f"{key}/mde_rel": (r.mde_rel, "fraction"),
             f"{key}/n": (res.n, "count"), f"{key}/units_needed": (r.units_needed, "count"),
             # the p-value the row's decision reads, as the terminal readout shows it
             f"{key}/p": ({"primary": res.p_adjusted, "guardrail": r.ni_p_value}.get(
@@ -123,7 +123,7 @@ def _expected(ro) -> dict[str, tuple[object, str]]:
             out[f"{key}/ci_level"] = (res.ci_level, "level")
             out[f"{key}/family_size"] = (res.family_size, "count")
         if r.role == "guardrail":
-            out[f"{key}/margin"] = (r.margin, "percent" if r.margin_relative else "estimate")
+            out[f"{key}/margin"] = (r.margin, "fraction" if r.margin_relative else "estimate")
     if ro.srm is not None:
         out[f"{k}/srm/p_value"] = (ro.srm.p_value, "p")
     for arm, n in ro.units.items():
@@ -216,7 +216,7 @@ def _close(text: str, kind: str, value: object) -> bool:
         ts = pd.Timestamp(value)
         return text in (ts.strftime("%Y-%m-%d %H:%M"), ts.strftime("%Y-%m-%d"))
     t = text.replace(",", "").rstrip("%")
-    per_cent = kind in ("percent", "level")
+    per_cent = kind in ("percent", "level", "fraction")
     shown = float(t) / (100 if per_cent else 1)
     v = float(value)
     if kind == "count":
@@ -322,3 +322,40 @@ def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
     assert code == 0
     capsys.readouterr()
     assert _numbers(out.read_text(encoding="utf-8")) == shown
+
+
+def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
+    """Issue 14 §2: `onlineeval report` on a study of logs alone (no runs, no qrels): each
+    experiment's section is its readout — the same numbers as onlineeval.readout gives —
+    and there is no agreement across experiments (it needs runs)."""
+    import onlineeval
+    from onlineeval.report import build_report, render_html
+
+    study = tmp_path / "study.toml"
+    study.write_text("\n".join([
+        'title = "logs only"', f'ab_logs = "{SAMPLE / "ab"}"',
+        f'interleaving_logs = "{SAMPLE / "interleaving"}"',
+        'online_metrics = ["ctr", "abandonment_rate"]',
+        'non_inferiority = {abandonment_rate = "2%"}',
+        "[[experiment]]", 'name = "s200_vs_s100"',
+    ]) + "\n", encoding="utf-8")
+    report = build_report(study)
+    assert report.agreements == {} and report.outcomes == []
+    (r,) = report.experiments
+    assert r.offline is None and r.readout is not None
+    # no runs to name the teams: the readout's rule did (experiment CONTROL_vs_TREATMENT)
+    assert (r.experiment.control_team, r.experiment.treatment_team) == ("s200", "s100")
+    text = render_html(report)
+    page = check_page(text, [])
+    name = slug("s200_vs_s100")
+    assert {f"{name}-{part}" for part, _ in PARTS} <= set(page.ids)
+    direct = onlineeval.readout(
+        [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")],
+        experiment="s200_vs_s100", primary="ctr", guardrails=["abandonment_rate"],
+        non_inferiority={"abandonment_rate": "2%"}, secondary=[], n_resamples=2000, seed=0)
+    expected = _expected(direct)
+    shown = {k: v for k, v in _numbers(text).items() if k.startswith(name + "/")}
+    assert set(shown) == set(expected)
+    for key, (value, kind) in expected.items():
+        assert shown[key] == {SPELLED[kind](value)}, key
+    assert "No offline runs given" in text

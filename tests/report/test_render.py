@@ -278,7 +278,7 @@ def test_cli_demo(study_file, fake, no_plots, tmp_path, capsys, monkeypatch):
     printed = capsys.readouterr().out
     assert f"report: {(out / 'report.html').resolve()}" in printed
     assert "large offline margins" in printed and "SAMPLE RATIO MISMATCH in: tiny" in printed
-    assert "readout verdicts: big_win ship, win ship, loss ship, tiny ship" in printed
+    assert "readout verdict ship (4): big_win, win, loss, tiny" in printed
     assert (out / "report.html").is_file() and (out / "report.json").is_file()
     # without --study the demo finds the repository's sample study, from anywhere
     monkeypatch.chdir(tmp_path)
