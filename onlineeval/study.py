@@ -20,26 +20,20 @@ table is one ranker pair and may override any default::
     seed = 0                          # seed of resampling tests and bootstraps
     n_resamples = 2000                # resamples of those tests
 
-    non_inferiority = {abandonment_rate = "2%"}  # optional: guardrail metrics of the
-                                      # per-experiment readout and their margins (absolute,
-                                      # or "N%" of the control's value)
-
     [[experiment]]
     name = "s260_vs_s040"             # required, unique
-    control_run = "runs/s260.run"     # TREC run of the control ranker   } both or neither:
-    treatment_run = "runs/s040.run"   # TREC run of the treatment ranker } without runs the
-                                      # experiment is read out from its logs alone (no
-                                      # offline prediction, not in the agreement)
+    control_run = "runs/s260.run"     # optional: TREC run of the control ranker
+    treatment_run = "runs/s040.run"   # optional: TREC run of the treatment ranker
     # optional: qrels, ab_logs, interleaving_logs (override the defaults);
     # ab_experiment / interleaving_experiment: the value of the logs' `experiment` column
     # (default: name); control_variant / treatment_variant (default control / treatment);
     # control_team / treatment_team: the `results.team` names of the interleaved rankers
-    # (default: the run files' stems, e.g. s260 / s040; without runs, the readout's rule:
-    # teams control / treatment, or an experiment named CONTROL_vs_TREATMENT)
+    # (default: the run files' stems, e.g. s260 / s040; without runs, the teams' names tell:
+    # onlineeval.interleaving.teams)
 
-The online metrics are read out per experiment by :func:`onlineeval.readout`: the first is
-the primary metric (the verdict's), the guardrails are the metrics of ``non_inferiority``,
-the others are secondary.
+The runs (both, or neither) and qrels add the offline comparison and the offline-online
+agreement; an experiment without runs is read out from its logs alone (it needs A/B or
+interleaving logs), and the agreement across experiments uses the experiments with runs.
 
 Every problem is reported as an :class:`~onlineeval.errors.InputError` naming the file and the
 key (e.g. ``study.toml: experiment[3].control_run: file 'runs/x.run' does not exist``).
@@ -60,7 +54,6 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "title": str, "qrels": str, "measures": list, "online_metrics": list, "ab_logs": str,
     "interleaving_logs": str, "alpha": (int, float), "test": str, "correction": str,
     "large_margin": (int, float), "seed": int, "n_resamples": int, "experiment": list,
-    "non_inferiority": dict,
 }
 _EXP_KEYS: dict[str, type | tuple[type, ...]] = {
     "name": str, "control_run": str, "treatment_run": str, "qrels": str, "ab_logs": str,
@@ -75,7 +68,12 @@ DEFAULT_ONLINE_METRICS = ("ctr", "click_mrr", "abandonment_rate")
 
 @dataclass(frozen=True)
 class Experiment:
-    """One ranker pair of a study (paths resolved, defaults applied)."""
+    """One ranker pair of a study (paths resolved, defaults applied). ``control_run``,
+    ``treatment_run`` and ``qrels`` are None for an experiment read out from logs alone."""
+
+    @property
+    def has_runs(self) -> bool:
+        return self.control_run is not None
 
     name: str
     qrels: Path | None
@@ -106,7 +104,6 @@ class Study:
     seed: int
     n_resamples: int
     experiments: tuple[Experiment, ...] = field(default_factory=tuple)
-    non_inferiority: dict[str, Any] = field(default_factory=dict)
 
 
 def _check_keys(table: dict[str, Any], allowed: dict[str, Any], where: str) -> None:
@@ -216,7 +213,7 @@ def read_study(path: str | Path) -> Study:
     if not raw:
         raise InputError(
             f"{src}: experiment: a study needs at least one [[experiment]] table with a name "
-            "(and control_run and treatment_run for the offline prediction)"
+            "(and control_run and treatment_run, or ab_logs / interleaving_logs)"
         )
     experiments = []
     seen: set[str] = set()
@@ -229,10 +226,9 @@ def read_study(path: str | Path) -> Study:
             raise InputError(f"{where}.name: required key is missing")
         runs = [k for k in ("control_run", "treatment_run") if k in exp]
         if len(runs) == 1:
-            other = ({"control_run", "treatment_run"} - set(runs)).pop()
-            raise InputError(f"{where}.{other}: required with {runs[0]} (give both runs for "
-                             "the offline prediction, or neither to read the experiment out "
-                             "from its logs alone)")
+            other = "treatment_run" if runs[0] == "control_run" else "control_run"
+            raise InputError(f"{where}.{other}: required key is missing (give both runs, "
+                             "or neither to read the experiment out from its logs alone)")
         name = exp["name"]
         if not name.strip():
             raise InputError(f"{where}.name: must not be empty; name the experiment (its "
@@ -247,7 +243,6 @@ def read_study(path: str | Path) -> Study:
 
         ab = get("ab_logs")
         il = get("interleaving_logs")
-        qrels = control_run = treatment_run = None
         if runs:
             if get("qrels") is None:
                 raise InputError(f"{where}.qrels: no qrels given (set it at the top or here)")
@@ -256,8 +251,12 @@ def read_study(path: str | Path) -> Study:
             treatment_run = _path(base, exp["treatment_run"], f"{where}.treatment_run",
                                   "file")
         elif ab is None and il is None:
-            raise InputError(f"{where}: an experiment without runs needs ab_logs or "
-                             "interleaving_logs (set them at the top or here)")
+            raise InputError(
+                f"{where}: nothing to read out: give control_run and treatment_run, or "
+                "ab_logs / interleaving_logs"
+            )
+        else:
+            qrels = control_run = treatment_run = None
         experiments.append(Experiment(
             name=name, qrels=qrels, control_run=control_run, treatment_run=treatment_run,
             ab_logs=None if ab is None else _path(base, ab, f"{where}.ab_logs", "dir"),
@@ -267,29 +266,12 @@ def read_study(path: str | Path) -> Study:
             interleaving_experiment=exp.get("interleaving_experiment", name),
             control_variant=exp.get("control_variant", "control"),
             treatment_variant=exp.get("treatment_variant", "treatment"),
-            control_team=exp.get("control_team", control_run.stem if control_run else ""),
-            treatment_team=exp.get("treatment_team",
-                                   treatment_run.stem if treatment_run else ""),
+            control_team=exp.get("control_team", control_run.stem if runs else ""),
+            treatment_team=exp.get("treatment_team", treatment_run.stem if runs else ""),
         ))
     return Study(
         path=path, title=data.get("title", path.stem), measures=measures,
         online_metrics=metrics, alpha=alpha, test=test, correction=correction,
         large_margin=None if large is None else float(large), seed=seed, n_resamples=n_res,
-        experiments=tuple(experiments), non_inferiority=_margins(data, metrics, src),
+        experiments=tuple(experiments),
     )
-
-
-def _margins(data: dict[str, Any], metrics: tuple[str, ...], src: str) -> dict[str, Any]:
-    """``non_inferiority``: guardrail metric -> margin (a number, or text such as "2%")."""
-    margins = dict(data.get("non_inferiority", {}))
-    for metric, margin in margins.items():
-        if metric not in metrics:
-            raise InputError(f"{src}: non_inferiority.{metric}: not one of online_metrics "
-                             f"({', '.join(metrics)}); add it there")
-        if isinstance(margin, bool) or not isinstance(margin, int | float | str):
-            raise InputError(f"{src}: non_inferiority.{metric}: expected a margin such as "
-                             f"0.01 or \"2%\", got {margin!r}")
-    if metrics and metrics[0] in margins:
-        raise InputError(f"{src}: non_inferiority.{metrics[0]}: the first online metric is the "
-                         "primary metric, not a guardrail")
-    return margins

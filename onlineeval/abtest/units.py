@@ -89,6 +89,8 @@ class UnitData:
     #: the window used: start, end (as given, or None), first_exposure and last_exposure
     #: (of the analysed units), pre_period_start, cuped
     window: dict[str, Any] = field(default_factory=dict)
+    #: the unit values of each arm's rows, in row order
+    ids: dict[str, np.ndarray] = field(default_factory=dict)
 
     def col(self, name: str) -> int:
         return self.columns.index(name)
@@ -189,9 +191,9 @@ def load_units(
     """
     window = analysis_window(start, end, pre_period, cuped)
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window)
-    data = _arrays(logs.con.execute(sql, params).df(), known, window.cuped)
+    data = unit_arrays(logs.con.execute(sql, params).df(), known, window.cuped)
     data.experiment = params["experiment"]
-    # _arrays knows the first and last exposure analysed; the bounds come from the window
+    # unit_arrays knows the first and last exposure analysed; the bounds come from the window
     data.window = {"start": window.start, "end": window.end, **data.window,
                    "pre_period_start": window.pre_start, "cuped": window.cuped}
     return data
@@ -274,7 +276,9 @@ def unit_sums_query(
     return sql, params, known
 
 
-def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
+def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
+    """The :class:`UnitData` of the rows of ``sql/ab/unit_sums`` by exposure (one per unit
+    and variant of the outcome), counting and warning about what is left out."""
     excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
     df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
     for period, key in _PERIOD_KEYS.items():
@@ -323,14 +327,16 @@ def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
     # on their order, so rows are put in unit order for reproducible numbers.
     exp = exp.sort_values("unit", kind="stable")
     arms: dict[str, np.ndarray] = {}
+    ids: dict[str, np.ndarray] = {}
     for variant, rows in exp.groupby("variant", sort=True):
         arms[str(variant)] = rows[columns].to_numpy(dtype=float)
+        ids[str(variant)] = rows["unit"].to_numpy()
     window = {
         "first_exposure": _ts(exp["first_ts"].min()) if len(exp) else None,
         "last_exposure": _ts(exp["last_ts"].max()) if len(exp) else None,
     }
     return UnitData(arms=arms, columns=columns, known_variants=known, excluded=excluded,
-                    window=window)
+                    window=window, ids=ids)
 
 
 def _ts(value: Any) -> pd.Timestamp | None:

@@ -92,7 +92,7 @@ def readout(
     secondary: Sequence[str] | str | None = None, unit: str = "user_id", power: float = 0.8,
     srm_alpha: float = 0.001, expected_split: Mapping[str, float] | None = None,
     control_team: str | None = None, treatment_team: str | None = None,
-    n_resamples: int = 1000, seed: int = 0,
+    interleaving_experiment: str | None = None, n_resamples: int = 1000, seed: int = 0,
 ) -> Readout:
     """Should this experiment ship? Read out an A/B(/n) and/or interleaving experiment.
 
@@ -136,6 +136,10 @@ def readout(
         The power the MDE and the units needed are computed for.
     control_team, treatment_team
         The interleaved teams (default: told by their names, :mod:`onlineeval.interleaving.teams`).
+    interleaving_experiment
+        The interleaving log's experiment when it is named differently from the A/B one.
+    n_resamples, seed
+        The interleaving interval's bootstrap resamples of users, and its seed.
 
     Verdict (per treatment; :data:`onlineeval.readout.result.VERDICT_RULE`): **ship** when
     every primary metric improves significantly after Holm's correction within the primary
@@ -186,16 +190,13 @@ def readout(
             notes += [f"A/B: {w.message}" for w in caught]
             for w in caught:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    il_exp = ab.experiment if ab is not None and experiment is None else experiment
+    il_exp = interleaving_experiment or (
+        ab.experiment if ab is not None and experiment is None else experiment)
     for kind, lg in parts:
         if kind == INTERLEAVING:
-            section, user_t = interleaving_part(
+            section = interleaving_part(
                 lg, il_exp, treatment=treatment_team, control=control_team, alpha=alpha,
                 n_resamples=n_resamples, seed=seed, start=start, end=end)
-            if ab is not None:
-                first = next((r for r in ab.rows if r.role == PRIMARY), None)
-                if first is not None:
-                    section = replace(section, sensitivity=sensitivity(section, user_t, first))
             fields["interleaving"] = section
     if ab is not None:
         rows = ab.rows
@@ -218,6 +219,7 @@ def readout(
         family=tuple(primary_names) if ab is not None else (), power=power, unit=unit,
         notes=tuple(notes), **fields,
     )
+    result = with_interleaving(result, result.interleaving)
     result = _extras(result, parts, segments, start, end)
     if fail_on_srm and result.srm is not None and result.srm.status == "mismatch":
         raise SampleRatioMismatchError(
@@ -227,27 +229,50 @@ def readout(
     return result
 
 
+def with_interleaving(ab: Readout, section: Any) -> Readout:
+    """``ab`` with the interleaving ``section`` and, when ``ab`` has a primary metric, the
+    sensitivity figure against its first primary row (:class:`Sensitivity`)."""
+    if section is None:
+        return ab
+    first = next((r for r in ab.metrics if r.role == PRIMARY), None)
+    if first is not None:
+        section = replace(section, sensitivity=sensitivity(section, first))
+    designs = tuple(dict.fromkeys([*ab.designs, INTERLEAVING]))
+    return replace(ab, interleaving=section, designs=designs)
+
+
 def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
             start: Any, end: Any) -> Readout:
-    """Effect over time of each primary metric (per calendar day, cumulative, and per day
-    since exposure: :func:`onlineeval.abtest.effect_over_time`), per treatment."""
+    """Effect over time and per segment of each primary metric, per treatment, from the
+    readstats functions: :func:`onlineeval.abtest.effect_over_time` (cumulative per
+    calendar day, and per day since exposure) and :func:`onlineeval.abtest.segments.
+    segment_effects` (Δ per segment, Holm over the segments, Cochran's Q)."""
     import pandas as pd
 
-    if segments is not None:
-        raise InvalidParameterError(
-            "the per-segment readout is not available yet in this version; leave segments out"
-        )
     ab_logs = next((lg for kind, lg in parts if kind == AB), None)
-    if ab_logs is None or not ab_logs.has("searches", "ts"):
+    if ab_logs is None:
+        if segments is not None:
+            raise InvalidParameterError("segments need an A/B log (the per-segment A/B effect)")
         return result
     from onlineeval.abtest.over_time import BY, effect_over_time
+    from onlineeval.abtest.segments import segment_effects
 
-    frames: dict[str, list[pd.DataFrame]] = {by: [] for by in BY}
-    for t in result.treatments:
-        for metric in result.family:
-            for by in BY:
-                frames[by].append(effect_over_time(
-                    ab_logs, result.control, t, metric, experiment=result.experiment, by=by,
-                    unit=result.unit, alpha=result.alpha, start=start, end=end))
-    over_time = {by: pd.concat(f, ignore_index=True) for by, f in frames.items() if f}
-    return replace(result, over_time=over_time)
+    common = dict(experiment=result.experiment, unit=result.unit, alpha=result.alpha,
+                  start=start, end=end)
+    pairs = [(t, m) for t in result.treatments for m in result.family]
+    changes: dict[str, Any] = {}
+    if ab_logs.has("searches", "ts"):
+        changes["over_time"] = {
+            by: pd.concat([effect_over_time(ab_logs, result.control, t, m, by=by, **common)
+                           for t, m in pairs], ignore_index=True)
+            for by in BY}
+    if segments is not None:
+        frames, het = [], []
+        for t, m in pairs:
+            df = segment_effects(ab_logs, segments, result.control, t, m, **common)
+            frames.append(df)
+            het.append({"metric": m, "variant": t, **df.attrs["heterogeneity"]})
+        changes["segments"] = {"column": segments,
+                               "effects": pd.concat(frames, ignore_index=True),
+                               "heterogeneity": pd.DataFrame(het)}
+    return replace(result, **changes)

@@ -5,6 +5,7 @@ table, and the sensitivity figure against the A/B readout (:class:`Sensitivity`)
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,14 @@ def teams(logs: Any, experiment: str | None, *, treatment: str | None, control: 
     rec = pairs.iloc[0]
     exp = found[0] if found else experiment
     a, b = str(rec["team_a"]), str(rec["team_b"])
+    from onlineeval.interleaving.readout import UnknownTeamError
+
+    for option, name in (("treatment_team", treatment), ("control_team", control)):
+        if name is not None and name not in (a, b):
+            raise UnknownTeamError(
+                f"{option} {name!r} is not a team of the interleaved pages of experiment "
+                f"{exp!r}; teams: {a}, {b}"
+            )
     t = treatment_team(a, b, exp, treatment, control)
     if t is None:
         raise InvalidParameterError(
@@ -66,9 +75,8 @@ def teams(logs: Any, experiment: str | None, *, treatment: str | None, control: 
 
 def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | None,
                       control: str | None, alpha: float, n_resamples: int, seed: int,
-                      start: Any, end: Any) -> tuple[InterleavingSection, float]:
-    """The interleaving section, from the treatment team's side, and the per-user test's
-    signed t (for the sensitivity figure)."""
+                      start: Any, end: Any) -> InterleavingSection:
+    """The interleaving section, from the treatment team's side."""
     from onlineeval.agreement.per_query import per_query_interleaving
     from onlineeval.interleaving import interleaving_readout
 
@@ -77,7 +85,11 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
     common = dict(team_a=t_team, alpha=alpha, n_resamples=n_resamples, seed=seed,
                   start=start, end=end)
     pages = interleaving_readout(logs, exp, **common)
-    queries = interleaving_readout(logs, exp, per_query=True, **common)
+    with warnings.catch_warnings():
+        # the same pages, users and clicks as the call above, which warned about them; the
+        # per-query Δ_AB is a breakdown beside the headline, not a second verdict
+        warnings.simplefilter("ignore")
+        queries = interleaving_readout(logs, exp, per_query=True, **common)
 
     def pick(df: pd.DataFrame) -> pd.Series:
         sel = df[(df["team_a"] == t_team) & (df["team_b"] == c_team)]
@@ -91,9 +103,10 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
         impressions=int(rec["impressions"]),
         impressions_with_clicks=int(rec["impressions_with_clicks"]),
         wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
-        users=int(rec["users"]), winner=rec["winner"], per_query=_result(q),
+        users=int(rec["users"]), winner=rec["winner"], t_statistic=user_t,
+        per_query=_result(q),
         n_queries=int(q["queries_decided"]), queries=table.reset_index(drop=True),
-    ), user_t
+    )
 
 
 def t_statistic(p_value: float, estimate: float, df: float) -> float:
@@ -104,13 +117,13 @@ def t_statistic(p_value: float, estimate: float, df: float) -> float:
     return float(np.sign(estimate) * dist.isf(p_value / 2.0))
 
 
-def sensitivity(section: InterleavingSection, interleaving_t: float,
-                ab_row: MetricRow) -> Sensitivity:
+def sensitivity(section: InterleavingSection, ab_row: MetricRow) -> Sensitivity:
     """The A/B units the interleaving decision would need (:class:`Sensitivity`):
     ``ab_units (t_IL / t_AB)^2`` with both t read back from the two-sided p-values."""
     r = ab_row.result
     ab_units = int((r.units_control or 0) + (r.units_treatment or 0))
     ab_t = t_statistic(r.p_value, r.estimate, ab_row.df)
+    interleaving_t = section.t_statistic
     need = float(ab_units * (interleaving_t / ab_t) ** 2) \
         if np.isfinite(ab_t) and np.isfinite(interleaving_t) else math.nan
     users = int(section.result.n)

@@ -32,8 +32,10 @@ readout all show the fields below and nothing else, so every output carries the 
   (:func:`onlineeval.abtest.effect_over_time`): ``{"day": cumulative Δ with its CI per
   calendar day, "exposure_day": Δ per day since a unit's first exposure}`` (None without
   timestamps);
-- ``segments``, ``quantiles`` — per-segment effects with the heterogeneity test, quantile
-  metrics (None until computed);
+- ``segments`` — with a segment column, ``{"column": it, "effects": Δ per segment of each
+  primary metric and treatment (Holm over the segments), "heterogeneity": Cochran's Q per
+  metric and treatment}`` (:func:`onlineeval.abtest.segments.segment_effects`), else None;
+- ``quantiles`` — quantile metrics (None until computed);
 - ``notes`` — what the readout warned about; ``excluded`` — rows left out, by reason.
 
 :meth:`Readout.to_dict` gives all of it as JSON-ready values (null for undefined numbers,
@@ -221,6 +223,7 @@ class InterleavingSection:
     p-value; ``wins`` / ``losses`` / ``ties`` are the treatment's decided pages.
     ``per_query`` is the per-query variant (Δ_q averaged over ``n_queries`` queries with a
     decided page; same tests) and ``queries`` the per-query counts and Δ_q.
+    ``t_statistic`` is the per-user test's signed t (read back from its p-value and df).
     """
 
     experiment: str | None
@@ -234,6 +237,7 @@ class InterleavingSection:
     ties: int
     users: int
     winner: str | None
+    t_statistic: float = math.nan
     per_query: ComparisonResult | None = None
     n_queries: int | None = None
     queries: pd.DataFrame | None = None

@@ -108,6 +108,7 @@ def render_text(ro: Readout) -> str:
         lines.append("")
         lines += _wrap(f"Δ = treatment − control; lift = treatment / control − 1 with a "
                        f"delta-method interval; test: {r.result.test}")
+    lines += _over_time_lines(ro) + _segment_lines(ro)
     il = ro.interleaving
     if il is not None:
         lines.append("")
@@ -134,6 +135,40 @@ def render_text(ro: Readout) -> str:
                 f"t = {number(s.interleaving_t, 3)}): {number(s.ratio, 3)} A/B units per "
                 "interleaving user", "    ")
     return "\n".join(lines) + "\n"
+
+
+def _over_time_lines(ro: Readout) -> list[str]:
+    if not ro.over_time:
+        return []
+    lines = [""]
+    day, since = ro.over_time.get("day"), ro.over_time.get("exposure_day")
+    for (metric, variant), part in day.groupby(["metric", "variant"], sort=False):
+        cum = ", ".join(f"{when(r['day'])} {number(r['estimate'], signed=True)}"
+                        for r in part.iloc[[0, len(part) // 2, -1]].to_dict("records"))
+        text = f"over time ({metric}, {variant}): cumulative Δ {cum}"
+        if since is not None:
+            s = since[(since["metric"] == metric) & (since["variant"] == variant)]
+            text += "; by day since exposure: " + ", ".join(
+                f"{int(r['days_since_exposure'])}: {number(r['estimate'], signed=True)}"
+                for r in s.head(4).to_dict("records")) + (", ..." if len(s) > 4 else "")
+        lines += _wrap(text)
+    return lines
+
+
+def _segment_lines(ro: Readout) -> list[str]:
+    if not ro.segments:
+        return []
+    lines = [""]
+    effects, het = ro.segments["effects"], ro.segments["heterogeneity"]
+    for h in het.to_dict("records"):
+        n = int(((effects["metric"] == h["metric"]) & (effects["variant"] == h["variant"]))
+                .sum())
+        lines += _wrap(
+            f"segments by {ro.segments['column']} ({h['metric']}, {h['variant']}): {n} "
+            f"segments (Δ per segment: --format json; Holm over segments); heterogeneity "
+            f"{h['test']}: Q = {number(h['statistic'])}, df {h['df']}, p = "
+            f"{pvalue(h['p_value'])} over {h['k']} segments with enough units")
+    return lines
 
 
 def csv_frame(ro: Readout) -> pd.DataFrame:

@@ -17,13 +17,6 @@ Per experiment (a ranker pair of the study file):
   (searched in one A/B arm only; no decided interleaved page) and the searches or pages
   without a query value, which are not a query.
 
-The per-experiment readout (:func:`onlineeval.readout`: verdict, lifts, guardrails, power,
-effect over time, interleaving with its sensitivity) of the experiment's logs, with the
-study's online metrics (the first primary, those of ``non_inferiority`` guardrails, the rest
-secondary) and the offline comparison above as its offline prediction; the report shows it
-with :func:`onlineeval.report.readout_page.readout_section`. An experiment without runs is
-read out from its logs alone and stays out of the offline–online agreement.
-
 Across experiments: one row per experiment with every delta, oriented so that positive means
 "the treatment is better" (A/B metrics where lower is better — abandonment, zero results,
 reformulation, time to first click — have their difference negated, CI bounds swapped), then
@@ -42,7 +35,7 @@ adjusted p-value (across the study's metrics) and the interleaving readout's per
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +74,8 @@ class ExperimentReadout:
     """Everything the report shows about one experiment."""
 
     experiment: Experiment
-    offline: pd.DataFrame | None
+    offline: pd.DataFrame | None = None
+    readout: Any = None
     ab: pd.DataFrame | None = None
     srm: dict[str, Any] | None = None
     srm_message: str | None = None
@@ -90,7 +84,6 @@ class ExperimentReadout:
     per_query: pd.DataFrame | None = None
     within: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    readout: Any = None
 
 
 @dataclass
@@ -108,9 +101,10 @@ class Report:
     load_notes: dict[str, str] = field(default_factory=dict)
 
     @property
-    def primary(self) -> str:
-        """The table column of the primary offline measure's delta."""
-        return f"offline:{self.measures[0]}"
+    def primary(self) -> str | None:
+        """The table column of the primary offline measure's delta (None: no experiment of
+        the study has runs)."""
+        return f"offline:{self.measures[0]}" if self.measures else None
 
 
 class _LogCache:
@@ -184,44 +178,79 @@ def _offline(study: Study, exp: Experiment,
     return result, pq
 
 
-def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, str]:
-    from onlineeval import abtest
+def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any, list[str]]:
+    """The :class:`onlineeval.readout.Readout` of the experiment's A/B or interleaving log
+    (the study's first online metric is the primary one, the others secondary), and its
+    warnings (the SRM is shown by the report itself)."""
+    from onlineeval.readout import readout
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        df = abtest(
-            logs, control=exp.control_variant, treatments=[exp.treatment_variant],
-            metrics=list(study.online_metrics), alpha=study.alpha,
-            correction=study.correction, experiment=exp.ab_experiment, seed=study.seed,
+        ro = readout(
+            logs, design=design,
+            experiment=exp.ab_experiment if design == "ab" else exp.interleaving_experiment,
+            control=exp.control_variant, treatment=[exp.treatment_variant],
+            primary=list(study.online_metrics[:1]), secondary=list(study.online_metrics[1:]),
+            alpha=study.alpha, control_team=exp.control_team or None,
+            treatment_team=exp.treatment_team or None, n_resamples=study.n_resamples,
+            seed=study.seed,
         )
-    # an SRM is shown prominently by the report itself; other warnings become notes
-    df.attrs["warnings"] = [f"A/B: {w.message}" for w in caught
-                            if not issubclass(w.category, SampleRatioMismatchWarning)]
-    return df, dict(df.attrs.get("srm", {})), str(df.attrs.get("srm_message", ""))
+    notes = [str(w.message) for w in caught
+             if not issubclass(w.category, SampleRatioMismatchWarning)]
+    return ro, notes
+
+
+def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, str]:
+    """The A/B table of the experiment's readout (``attrs["readout"]``; its warnings in
+    ``attrs["warnings"]``), its SRM check and the check's message."""
+    ro, notes = _readout(study, exp, logs, "ab")
+    df = _ab_frame(ro)
+    df.attrs.update(readout=ro, warnings=[f"A/B: {n}" for n in notes])
+    srm = ro.srm
+    message = (f"units {srm.observed}, expected {srm.expected}; chi-square p = "
+               f"{srm.p_value:.3g} (alarm below {srm.alpha:g})")
+    return df, {"statistic": srm.statistic, "p_value": srm.p_value,
+                "units": dict(srm.observed), "expected_shares": srm.expected_shares,
+                "mismatch": srm.status == "mismatch"}, message
 
 
 def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
-    """The readout of the experiment's treatment/control team pair; its warnings in
-    ``attrs["warnings"]``."""
-    from onlineeval import interleaving_readout
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        df = interleaving_readout(
-            logs, experiment=exp.interleaving_experiment, team_a=exp.treatment_team,
-            alpha=study.alpha, n_resamples=study.n_resamples, seed=study.seed,
-        )
-    df = df[(df["team_a"] == exp.treatment_team) & (df["team_b"] == exp.control_team)]
-    if len(df) != 1:
-        raise InputError(
-            "the interleaving logs have no comparison of team "
-            f"{exp.treatment_team!r} (treatment) with team {exp.control_team!r} (control) in "
-            f"experiment {exp.interleaving_experiment!r}; set treatment_team / control_team "
-            "in the study file to the results.team names"
-        )
-    df = df.reset_index(drop=True)
-    df.attrs["warnings"] = [str(w.message) for w in caught]
+    """The interleaving row of the experiment's readout (team A = the treatment;
+    ``attrs["readout"]``, its warnings in ``attrs["warnings"]``)."""
+    ro, notes = _readout(study, exp, logs, "interleaving")
+    df = _interleaving_frame(ro.interleaving)
+    df.attrs.update(readout=ro, warnings=notes)
     return df
+
+
+def _ab_frame(ro: Any) -> pd.DataFrame:
+    """The readout's metric rows as the report's A/B table: the primary metric's p
+    Holm-adjusted within the primary family, the others unadjusted (p_adjusted null)."""
+    from onlineeval.readout.decide import BETTER, WORSE
+
+    rows = []
+    for r in ro.metrics:
+        rows.append({
+            "metric": r.metric, "variant": r.treatment, "role": r.role,
+            "control_value": r.control_value, "treatment_value": r.treatment_value,
+            **r.result.to_dict(), "rel_diff": r.rel_lift, "rel_ci_low": r.rel_ci_low,
+            "rel_ci_high": r.rel_ci_high,
+            "significant": r.verdict in (BETTER, WORSE, "higher", "lower"),
+            "verdict": r.verdict, "df": r.df,
+        })
+    return pd.DataFrame(rows)
+
+
+def _interleaving_frame(section: Any) -> pd.DataFrame:
+    """The readout's interleaving section as the report's one-row table (team A = the
+    treatment)."""
+    return pd.DataFrame([{
+        "experiment": section.experiment, "team_a": section.treatment_team,
+        "team_b": section.control_team, "impressions": section.impressions,
+        "impressions_with_clicks": section.impressions_with_clicks, "wins_a": section.wins,
+        "wins_b": section.losses, "ties": section.ties, **section.result.to_dict(),
+        "winner": section.winner,
+    }])
 
 
 def _per_query_interleaving(exp: Experiment, logs: Any) -> PerQueryOnline:
@@ -248,73 +277,27 @@ def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-def _readout(study: Study, exp: Experiment, cache: _LogCache) -> Any:
-    """The experiment's :class:`onlineeval.readout.Readout` from its logs (None without
-    logs); its warnings in ``(readout, notes)``."""
-    from onlineeval import readout
-
-    logs = {key: cache.get(path) for key, path in (("ab", exp.ab_logs),
-                                                   ("interleaving", exp.interleaving_logs))
-            if path is not None}
-    if not logs:
-        return None, []
-    metrics = list(study.online_metrics)
-    guard = [m for m in metrics[1:] if m in study.non_inferiority]
-    args = dict(
-        control=exp.control_variant, treatment=exp.treatment_variant, primary=metrics[0],
-        guardrails=guard, non_inferiority={m: study.non_inferiority[m] for m in guard} or None,
-        secondary=[m for m in metrics[1:] if m not in guard], alpha=study.alpha,
-        control_team=exp.control_team or None, treatment_team=exp.treatment_team or None,
-        n_resamples=study.n_resamples, seed=study.seed)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if len(logs) == 2 and exp.ab_experiment != exp.interleaving_experiment:
-            # two experiment names: each log read out on its own, the interleaving section
-            # joined to the A/B readout (no sensitivity figure: it needs one experiment)
-            ab = readout(logs["ab"], experiment=exp.ab_experiment, design="ab", **args)
-            il = readout(logs["interleaving"], experiment=exp.interleaving_experiment,
-                         design="interleaving", **args)
-            ro = replace(ab, designs=("ab", "interleaving"), interleaving=il.interleaving,
-                         notes=ab.notes + il.notes)
-        else:
-            name = exp.ab_experiment if "ab" in logs else exp.interleaving_experiment
-            ro = readout(list(logs.values()) if len(logs) == 2 else next(iter(logs.values())),
-                         experiment=name, **args)
-    notes = [f"readout: {w.message}" for w in caught
-             if not issubclass(w.category, SampleRatioMismatchWarning)]
-    return ro, notes
-
-
 def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentReadout:
-    try:
-        ro, ro_notes = _readout(study, exp, cache)
-    except OnlineEvalError as exc:
-        raise _context(exp, "readout", exc, study) from None
-    if ro is not None and ro.interleaving is not None and not (
-            exp.control_team and exp.treatment_team):
-        # no runs to name the teams: the readout's rule did (interleaving.teams)
-        exp = replace(exp, control_team=ro.interleaving.control_team,
-                      treatment_team=ro.interleaving.treatment_team)
-    offline = pq = offline_pq = None
-    if exp.control_run is not None:
+    from onlineeval.readout.compute import with_interleaving
+
+    out = ExperimentReadout(exp)
+    offline_pq = None
+    if exp.has_runs:
         try:
-            offline, pq = _offline(study, exp, cache)
+            out.offline, out.per_query = _offline(study, exp, cache)
         except OnlineEvalError as exc:
             raise _context(exp, "offline comparison", exc, study) from None
-        offline_pq = pq.set_index("qid")["delta"]
-        if ro is not None:
-            ro = replace(ro, offline=offline)
-    out = ExperimentReadout(exp, offline, per_query=pq, readout=ro)
-    out.notes.extend(ro_notes)
-    if offline is None:
-        out.notes.append("no runs in the study for this experiment: read out from its logs "
-                         "alone, left out of the offline–online agreement")
+        offline_pq = out.per_query.set_index("qid")["delta"]
+    else:
+        out.notes.append("no runs in the study for this experiment: no offline comparison")
     if exp.ab_logs is not None:
         try:
             logs = cache.get(exp.ab_logs)
             out.ab, out.srm, out.srm_message = _ab(study, exp, logs)
             out.notes.extend(out.ab.attrs.get("warnings", []))
-            pqa = _per_query_ab(exp, logs)
+            if offline_pq is not None:
+                out.within["A/B CTR Δ"] = within_experiment(offline_pq,
+                                                            _per_query_ab(exp, logs))
             if getattr(logs, "has_results", True):
                 out.position_ctr = _position_ctr(exp, logs, cache)
             else:
@@ -329,12 +312,15 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
             out.interleaving = _interleaving(study, exp, logs)
             out.notes.extend(f"interleaving: {w}"
                              for w in out.interleaving.attrs.get("warnings", []))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                pqi = _per_query_interleaving(exp, logs)
-            # the per-query pages are the readout's: say only what it did not already say
-            out.notes.extend(n for n in (f"interleaving: {w.message}" for w in caught)
-                             if n not in out.notes)
+            if offline_pq is not None:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    pqi = _per_query_interleaving(exp, logs)
+                # the per-query pages are the readout's: say only what it did not say
+                out.notes.extend(n for n in (f"interleaving: {w.message}" for w in caught)
+                                 if n not in out.notes)
+                out.within = {"interleaving Δ_q": within_experiment(offline_pq, pqi),
+                              **out.within}
         except UnknownTeamError as exc:
             raise InputError(
                 f"{_context(exp, f'interleaving readout of {exp.interleaving_logs}', exc, study)}"
@@ -344,12 +330,15 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         except OnlineEvalError as exc:
             raise _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
                            study) from None
-        if offline_pq is not None:
-            out.within["interleaving Δ_q"] = within_experiment(offline_pq, pqi)
     else:
         out.notes.append("no interleaving logs in the study for this experiment")
-    if exp.ab_logs is not None and offline_pq is not None:
-        out.within["A/B CTR Δ"] = within_experiment(offline_pq, pqa)
+    # the experiment's one readout: the A/B readout with the interleaving section beside it
+    ab_ro = out.ab.attrs.get("readout") if out.ab is not None else None
+    il_ro = out.interleaving.attrs.get("readout") if out.interleaving is not None else None
+    if ab_ro is not None:
+        out.readout = with_interleaving(ab_ro, il_ro.interleaving if il_ro else None)
+    else:
+        out.readout = il_ro
     return out
 
 
@@ -368,10 +357,12 @@ def _row(r: ExperimentReadout) -> dict[str, Any]:
     exp = r.experiment
     row: dict[str, Any] = {
         "experiment": exp.name,
-        "control": exp.control_run.stem if exp.control_run else exp.control_variant,
-        "treatment": exp.treatment_run.stem if exp.treatment_run else exp.treatment_variant}
-    for rec in (r.offline.itertuples() if r.offline is not None else ()):
-        _put(row, f"offline:{rec.measure}", rec)
+        "control": exp.control_run.stem if exp.has_runs else r.readout.control,
+        "treatment": exp.treatment_run.stem if exp.has_runs else r.readout.treatments[0],
+    }
+    if r.offline is not None:
+        for rec in r.offline.itertuples():
+            _put(row, f"offline:{rec.measure}", rec)
     if r.interleaving is not None:
         _put(row, INTERLEAVING, next(r.interleaving.itertuples()))
     if r.ab is not None:
@@ -417,19 +408,8 @@ def build_report(study: Study | str | Path) -> Report:
             bar.update()
     table = pd.DataFrame([_row(r) for r in readouts])
     # evaluate() names measures canonically (nDCG@10 -> ndcg_cut_10; P@5,10 -> P_5, P_10)
-    with_runs = [r for r in readouts if r.offline is not None]
-    measures = list(dict.fromkeys(with_runs[0].offline["measure"])) if with_runs \
-        else list(study.measures)
-    primary = f"offline:{measures[0]}"
-    if not with_runs:
-        # no runs anywhere: the per-experiment readouts only, no agreement across them
-        return Report(study, measures, readouts, table, [], {}, pd.DataFrame(),
-                      {"rule": "no experiment has runs", "experiments": [], "n": 0,
-                       "n_with_interleaving": 0, "n_agree": 0, "disagree": [],
-                       "all_agree": None}, cache.load_notes())
-    for col in (primary, f"{primary}_p"):
-        if col not in table.columns:
-            table[col] = np.nan
+    judged = [r for r in readouts if r.offline is not None]
+    measures = list(dict.fromkeys(judged[0].offline["measure"])) if judged else []
     outcomes: list[tuple[str, str]] = []
     if INTERLEAVING in table.columns:
         outcomes.append((INTERLEAVING, "interleaving Δ_AB"))
@@ -438,16 +418,24 @@ def build_report(study: Study | str | Path) -> Report:
             label = f"A/B {metric}" + (" (decrease = better)" if lower_is_better(metric) else "")
             outcomes.append((f"ab:{metric}", label))
     agreements = {}
-    rows = table[table[primary].notna()]  # experiments with runs
+    tau = pd.DataFrame()
+    if not measures:
+        large = {"rule": "no experiment has runs", "experiments": [], "n": 0,
+                 "n_with_interleaving": 0, "n_agree": 0, "disagree": [], "all_agree": None}
+        return Report(study, measures, readouts, table, outcomes, agreements, tau, large,
+                      cache.load_notes())
+    primary = f"offline:{measures[0]}"
+    # the agreement across experiments: the experiments with runs
+    with_runs = table[table[primary].notna()].reset_index(drop=True)
     for col, _ in outcomes:
         sub = pd.DataFrame({
-            "experiment": rows["experiment"], "offline_delta": rows[primary],
-            "online_delta": rows[col], "offline_p": rows[f"{primary}_p"],
-            "online_p": rows[f"{col}_p"],
-        }).reset_index(drop=True)
+            "experiment": with_runs["experiment"], "offline_delta": with_runs[primary],
+            "online_delta": with_runs[col], "offline_p": with_runs[f"{primary}_p"],
+            "online_p": with_runs[f"{col}_p"],
+        })
         agreements[col] = agreement(sub, alpha=study.alpha)
     offline_cols = [f"offline:{m}" for m in measures]
-    tau = tau_matrix(rows, offline_cols, [c for c, _ in outcomes]) if outcomes else \
-        pd.DataFrame()
+    if outcomes:
+        tau = tau_matrix(with_runs, offline_cols, [c for c, _ in outcomes])
     return Report(study, measures, readouts, table, outcomes, agreements, tau,
-                  _large_margin(study, table, primary), cache.load_notes())
+                  _large_margin(study, with_runs, primary), cache.load_notes())

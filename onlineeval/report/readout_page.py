@@ -502,47 +502,46 @@ def _over_time(ro: Any) -> str:
                     f"for the many looks — read the trend, not a single day's significance."))
 
 
-def _segment_frames(ro: Any) -> list[pd.DataFrame]:
-    return [f for f in _frames(ro.segments) if "segment" in f.columns]
-
-
 def _segments(ro: Any) -> str:
-    frames = _segment_frames(ro)
-    if not frames:
+    slot = ro.segments
+    effects = slot.get("effects") if isinstance(slot, Mapping) else None
+    if not isinstance(effects, pd.DataFrame) or not len(effects):
         return _note("No segments in this readout (onlineeval readout --segments COL).")
     k = slug(name_of(ro))
-    plot_rows, rows, column, corrections = [], [], "segment", set()
-    for f in frames:
-        column = str(f.attrs.get("column", column))
-        het = f.attrs.get("heterogeneity", {}) or {}
-        for _, r in f.iterrows():
-            label = _label(ro, r["metric"], r["variant"])
-            title = (f"{label}: heterogeneity ({het.get('test', 'test')}) p = "
-                     f"{pvalue(het.get('p_value'))}")
-            plot_rows.append({"panel": label, "title": title, "segment": str(r["segment"]),
-                              "estimate": r["estimate"], "ci_low": r["ci_low"],
-                              "ci_high": r["ci_high"]})
-            key = f"{k}/segment/{r['metric']}/{r['variant']}/{r['segment']}"
-            adjusted = isinstance(r.get("correction"), str)
-            if adjusted:
-                corrections.add(f"{r['correction']} over {plain(r['family_size'])} segments")
-            rows.append([
-                name_cell(r["segment"]), name_cell(label),
-                num_cell(r["n"], "count", key + "/n"),
-                estimate_cell(r["estimate"], r["ci_low"], r["ci_high"], "delta",
-                              key + "/estimate"),
-                num_cell(r["p_adjusted"] if adjusted else r["p_value"], "p", key + "/p",
-                         " adj." if adjusted else " unadj."),
-                num_cell(het.get("p_value"), "p",
-                         f"{k}/segment/{r['metric']}/{r['variant']}/heterogeneity_p")])
+    column = str(slot.get("column", "segment"))
+    het_rows = slot.get("heterogeneity")
+    het: dict[tuple[str, str], dict[str, Any]] = {}
+    if isinstance(het_rows, pd.DataFrame):
+        het = {(str(h["metric"]), str(h["variant"])): dict(h) for _, h in het_rows.iterrows()}
+    plot_rows, rows, corrections = [], [], set()
+    for _, r in effects.iterrows():
+        label = _label(ro, r["metric"], r["variant"])
+        h = het.get((str(r["metric"]), str(r["variant"])), {})
+        plot_rows.append({
+            "panel": label, "segment": "null" if r["segment"] is None else str(r["segment"]),
+            "title": f"{label}: heterogeneity ({h.get('test', 'test')}) p = "
+                     f"{pvalue(h.get('p_value'))}",
+            "estimate": r["estimate"], "ci_low": r["ci_low"], "ci_high": r["ci_high"]})
+        key = f"{k}/segment/{r['metric']}/{r['variant']}"
+        adjusted = isinstance(r.get("correction"), str)
+        if adjusted:
+            corrections.add(f"{r['correction']} over {plain(r['family_size'])} segments")
+        rows.append([
+            name_cell(r["segment"]), name_cell(label),
+            num_cell(r["n"], "count", f"{key}/{r['segment']}/n"),
+            estimate_cell(r["estimate"], r["ci_low"], r["ci_high"], "delta",
+                          f"{key}/{r['segment']}/estimate"),
+            num_cell(r["p_adjusted"] if adjusted else r["p_value"], "p",
+                     f"{key}/{r['segment']}/p", " adj." if adjusted else " unadj."),
+            num_cell(h.get("p_value"), "p", key + "/heterogeneity_p")])
     how = "; ".join(sorted(corrections)) or "none"
     return (_img(segment_effects, pd.DataFrame(plot_rows),
                  alt=f"effect per {column} of {name_of(ro)}")
             + table([column, "metric", "units", "Δ [CI]", "p", "heterogeneity p"], rows)
             + _note(f"A unit's segment is its {html.escape(column)} at its first exposure. "
                     f"Per-segment p adjusted: {html.escape(how)} (intervals unadjusted). "
-                    "Heterogeneity: the treatment × segment interaction test over the "
-                    "segments with enough units."))
+                    "Heterogeneity: the treatment × segment interaction (Cochran's Q over the "
+                    "segments with enough units in both arms)."))
 
 
 def _quantiles(ro: Any) -> str:

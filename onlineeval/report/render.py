@@ -8,6 +8,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -163,18 +164,20 @@ def _left_out_online(w: dict[str, Any]) -> str:
 
 def _experiment_html(report: Report, r: Any) -> str:
     exp = r.experiment
-    runs = (f": control {html.escape(exp.control_run.stem)} → treatment "
-            f"{html.escape(exp.treatment_run.stem)}" if exp.control_run is not None
-            else " (no runs: read out from its logs alone)")
+    control, treatment = ((exp.control_run.stem, exp.treatment_run.stem) if exp.has_runs
+                          else (r.readout.control, r.readout.treatments[0]))
     parts = [f'<section id="{_slug(exp.name)}" class="experiment">',
-             f"<h3>{html.escape(exp.name)}{runs}</h3>"]
+             f"<h3>{html.escape(exp.name)}: control {html.escape(control)} → "
+             f"treatment {html.escape(treatment)}</h3>"]
     if r.readout is not None:
-        # the per-experiment readout, as `onlineeval readout -o` draws it
+        # the experiment's readout as `onlineeval readout -o` draws it, with the study's
+        # offline comparison as its offline prediction
         curves = r.position_ctr
         if curves is not None:
             curves = curves[curves["variant"].astype(str).isin(
-                [str(exp.control_variant), str(exp.treatment_variant)])]
-        parts.append(readout_section(r.readout, level=4, position_ctr=curves))
+                [str(r.readout.control), *map(str, r.readout.treatments)])]
+        ro = r.readout if r.offline is None else replace(r.readout, offline=r.offline)
+        parts.append(readout_section(ro, level=4, position_ctr=curves))
     if r.offline is not None:
         parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
                      f"{html.escape(report.study.correction)} correction; a = control, "
@@ -184,7 +187,8 @@ def _experiment_html(report: Report, r: Any) -> str:
                                         "significant", "effect_size"]))
     if r.ab is not None and r.readout is None:
         parts.append("<h4>A/B test (estimate = treatment − control, rel_diff = estimate / "
-                     "control_value)</h4>")
+                     "control_value; the first online metric is primary, its p Holm-adjusted "
+                     "within the primary family; the others' p unadjusted)</h4>")
         if r.srm and r.srm.get("mismatch"):
             parts.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b> — the A/B results '
                          f'below are not trustworthy. {html.escape(r.srm_message or "")}</div>')
@@ -192,7 +196,8 @@ def _experiment_html(report: Report, r: Any) -> str:
             units = ", ".join(f"{k}: {v:,}" for k, v in r.srm.get("units", {}).items())
             parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
                          f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
-        parts.append(_table(r.ab, ["metric", "variant", "control_value", "treatment_value",
+        parts.append(_table(r.ab, ["metric", "role", "variant", "control_value",
+                                   "treatment_value",
                                    "estimate", "ci_low", "ci_high", "rel_diff",
                                    "p_value", "p_adjusted", "significant"]))
     if r.interleaving is not None and r.readout is None:
@@ -239,7 +244,8 @@ def render_html(report: Report) -> str:
         f'<p class="note">{ROUNDING} The per-experiment readouts spell numbers as '
         "<code>onlineeval readout</code> does (significant digits).</p>",
         toc([r.readout for r in report.experiments if r.readout is not None],
-            [(sid, _TITLES[sid]) for sid in SECTIONS], with_parts=False),
+            [(sid, _TITLES[sid]) for sid in SECTIONS if sid in _present(report)],
+            with_parts=False),
         '<section id="summary"><h2>Summary</h2>',
     ]
     if srm_bad:
@@ -250,10 +256,18 @@ def render_html(report: Report) -> str:
     for source, text in report.load_notes.items():
         out.append(f'<p class="note">Rows excluded while loading {html.escape(source)}: '
                    f"{html.escape(text)}</p>")
-    out.append(f"<p>{len(report.experiments)} experiments; primary offline measure "
-               f"<b>{html.escape(report.measures[0])}</b>; online outcomes: "
+    measure = (f"primary offline measure <b>{html.escape(report.measures[0])}</b>"
+               if report.measures else "no runs, so no offline measure")
+    out.append(f"<p>{len(report.experiments)} experiments; {measure}; online outcomes: "
                f"{html.escape(', '.join(label for _, label in report.outcomes) or 'none')}.</p>")
     out.append("</section>")
+    if not report.measures:
+        out.append('<section id="agreement"><h2>Offline–online agreement across experiments'
+                   '</h2><p class="note">No experiment of the study has runs: nothing to '
+                   "agree with.</p></section>")
+        out += _without_offline(report, study)
+        out.append("</main></body></html>")
+        return "\n".join(out)
 
     out.append('<section id="agreement"><h2>Offline–online agreement across experiments</h2>')
     out.append(f"<p>Offline Δ {html.escape(report.measures[0])} (treatment − control) against "
@@ -311,8 +325,9 @@ def render_html(report: Report) -> str:
     out.append('<p class="note">Every Δ is treatment − control, except the A/B metrics marked '
                "(negated): lower is better for them, so their difference is negated (control − "
                "treatment) and positive favours the treatment in every column. Interleaving is "
-               "Δ_AB of the treatment's team (p-value of the per-user test); offline and A/B "
-               "p-values are adjusted (across measures, across metrics).</p>")
+               "Δ_AB of the treatment's team (p-value of the per-user test); offline p-values are "
+               "adjusted across measures, the primary A/B metric's within the primary family, "
+               "the other A/B metrics' are not.</p>")
     out.append(_table(t[cols].rename(columns=_oriented)))
     out.append("</section>")
 
@@ -321,6 +336,41 @@ def render_html(report: Report) -> str:
     out.append("</section>")
     out.append("</main></body></html>")
     return "\n".join(out)
+
+
+def _present(report: Report) -> set[str]:
+    """The report's sections on the page (a study without runs has no scatter or τ
+    matrix, and position CTR only with results)."""
+    if report.measures:
+        return set(SECTIONS)
+    present = {"summary", "agreement", "forest", "experiments-table", "experiments"}
+    return present | ({"position-ctr"} if len(_curves(report)) else set())
+
+
+def _without_offline(report: Report, study: Any) -> list[str]:
+    """The sections of a study without runs: the A/B forest plot, position CTR, the table
+    of experiments and each experiment's readout."""
+    out = ['<section id="forest"><h2>A/B deltas (forest plot)</h2>']
+    ab = _ab_long(report)
+    if len(ab):
+        out.append(_img(forest_ab, ab, list(study.online_metrics),
+                        alt="forest plot of A/B deltas"))
+    out.append("</section>")
+    curves = _curves(report)
+    if len(curves):
+        out.append('<section id="position-ctr"><h2>Position CTR per variant</h2>')
+        out.append(_img(position_ctr_curves, curves,
+                        alt="click-through rate by rank per variant"))
+        out.append("</section>")
+    t = report.table
+    cols = [c for c in t.columns if not c.endswith(("_ci_low", "_ci_high"))]
+    out.append('<section id="experiments-table"><h2>All experiments</h2>')
+    out.append(_table(t[cols].rename(columns=_oriented)))
+    out.append("</section>")
+    out.append('<section id="experiments"><h2>Per experiment</h2>')
+    out.extend(_experiment_html(report, r) for r in report.experiments)
+    out.append("</section>")
+    return out
 
 
 def _ab_long(report: Report) -> pd.DataFrame:
@@ -338,10 +388,6 @@ def _curves(report: Report) -> pd.DataFrame:
         if r.position_ctr is not None and len(r.position_ctr):
             parts.append(r.position_ctr.assign(experiment=r.experiment.name))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-def _path_or_none(path: Any) -> str | None:
-    return None if path is None else str(path)
 
 
 def report_dict(report: Report) -> dict[str, Any]:
@@ -374,9 +420,11 @@ def report_dict(report: Report) -> dict[str, Any]:
         "experiments": [
             {
                 "name": r.experiment.name,
-                "control_run": _path_or_none(r.experiment.control_run),
-                "treatment_run": _path_or_none(r.experiment.treatment_run),
-                "readout": r.readout.to_dict() if r.readout is not None else None,
+                "control_run": None if r.experiment.control_run is None
+                else str(r.experiment.control_run),
+                "treatment_run": None if r.experiment.treatment_run is None
+                else str(r.experiment.treatment_run),
+                "readout": None if r.readout is None else r.readout.to_dict(),
                 "offline": recs(r.offline), "ab": recs(r.ab), "srm": plain(r.srm),
                 "interleaving": recs(r.interleaving), "position_ctr": recs(r.position_ctr),
                 "per_query_agreement": {k: plain(v) for k, v in r.within.items()},

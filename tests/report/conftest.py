@@ -87,9 +87,10 @@ def make_readout(name: str | None = "exp<1> & $5_vs_$10", metrics: int = 4,
         lead.append({"segment": seg, "metric": "ctr", "variant": arms[0],
                      "control_value": 0.4, "treatment_value": 0.4 + e})
         results.append(_result(e, 0.01, 0.02, p_adj=0.06, family=3, n=(u // 2, u - u // 2)))
-    segments = comparison_frame(lead, results)
-    segments.attrs.update({"column": "device <d>", "heterogeneity": {
-        "test": "Cochran's Q", "statistic": 7.1, "df": 2, "p_value": 0.0287}})
+    segments = {"column": "device <d>", "effects": comparison_frame(lead, results),
+                "heterogeneity": pd.DataFrame([{
+                    "metric": "ctr", "variant": arms[0], "test": "Cochran's Q <q>",
+                    "statistic": 7.1, "df": 2, "p_value": 0.0287}])}
     q_lead, q_res = [], []
     for q, c, t in ((0.5, 3.2, 3.0), (0.9, 12.5, 12.0)):
         q_lead.append({"metric": "time_to_first_click", "variant": arms[0], "quantile": q,

@@ -174,10 +174,22 @@ def audit(tmp_path_factory):
                 exp.qrels, exp.control_run,
                 exp.treatment_run, list(study.measures), test=study.test, alpha=study.alpha,
                 correction=study.correction, n_resamples=study.n_resamples, seed=study.seed)
-            ab = onlineeval.abtest(
+            srm = onlineeval.abtest(
                 ab_logs, control=exp.control_variant, treatments=[exp.treatment_variant],
                 metrics=list(study.online_metrics), alpha=study.alpha,
-                correction=study.correction, experiment=exp.ab_experiment, seed=study.seed)
+                correction=study.correction, experiment=exp.ab_experiment,
+                seed=study.seed).attrs
+            # the report's A/B numbers are the readout's: the first online metric primary
+            # (Holm within the primary family), the others secondary (unadjusted)
+            ro = onlineeval.readout(
+                ab_logs, control=exp.control_variant, treatment=[exp.treatment_variant],
+                primary=list(study.online_metrics[:1]),
+                secondary=list(study.online_metrics[1:]), alpha=study.alpha,
+                experiment=exp.ab_experiment)
+            ab = pd.DataFrame([{**r.to_dict(), "variant": r.treatment, "rel_diff": r.rel_lift,
+                                "significant": r.verdict in ("better", "worse")}
+                               for r in ro.metrics])
+            ab.attrs.update(srm=srm["srm"], srm_message=srm["srm_message"])
             il = onlineeval.interleaving_readout(
                 il_logs, experiment=exp.interleaving_experiment, team_a=exp.treatment_team,
                 alpha=study.alpha, n_resamples=study.n_resamples, seed=study.seed)
@@ -201,7 +213,8 @@ def _api_table(study, api) -> pd.DataFrame:
         for rec in a["ab"].itertuples():
             sign = -1.0 if _lower_is_better(rec.metric) else 1.0
             row[f"ab:{rec.metric}"] = sign * rec.estimate
-            row[f"ab:{rec.metric}_p"] = rec.p_adjusted
+            row[f"ab:{rec.metric}_p"] = rec.p_adjusted if rec.role == "primary" else \
+                rec.p_value
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -458,7 +471,8 @@ def test_report_json_equals_the_api(audit):
                                                rtol=1e-12, err_msg=f"{e['name']} {key} {col}")
                 else:
                     # (JSON spells a missing count null: the API's nullable integer is NA)
-                    assert got[col].tolist() == [plain(v) for v in want], (e["name"], key, col)
+                    assert [plain(v) for v in got[col]] == [plain(v) for v in want], \
+                        (e["name"], key, col)
         want = pos[pos["experiment"] == e["name"]].reset_index(drop=True)
         got = pd.DataFrame(e["position_ctr"])
         np.testing.assert_allclose(got["ctr"], want["ctr"], rtol=1e-12)
@@ -734,8 +748,9 @@ def _api_for(name: str) -> pd.DataFrame:
         return onlineeval.power(onlineeval.load_logs(ab), experiment="s100_vs_s100",
                                 variant="control")
     if name == "interleave":
+        # the command reports each pair from its treatment's side (C_vs_T: T)
         return onlineeval.interleaving_readout(onlineeval.load_logs(SAMPLE / "interleaving"),
-                                               n_resamples=200)
+                                               n_resamples=200, treatment_first=True)
     if name == "compare":
         return onlineeval.offline.compare(SAMPLE / "qrels.txt", SAMPLE / "runs" / "s260.run",
                                           SAMPLE / "runs" / "s040.run", ["ndcg@10", "map"])

@@ -184,10 +184,10 @@ def _expected_offline(ro, k: str) -> dict[str, tuple[object, str]]:
 
 def _expected_segments(ro, k: str) -> dict[str, tuple[object, str]]:
     out: dict[str, tuple[object, str]] = {}
-    het = ro.segments.attrs["heterogeneity"]["p_value"]
-    for _, r in ro.segments.iterrows():
+    het = ro.segments["heterogeneity"].set_index(["metric", "variant"])["p_value"]
+    for _, r in ro.segments["effects"].iterrows():
         key = f"{k}/{r['metric']}/{r['variant']}"
-        out[f"{key}/heterogeneity_p"] = (het, "p")
+        out[f"{key}/heterogeneity_p"] = (het[(r["metric"], r["variant"])], "p")
         key += f"/{r['segment']}"
         out[f"{key}/estimate"] = (r["estimate"], "delta")
         out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")

@@ -148,14 +148,14 @@ def _fake_curves(exp, logs, cache=None):
 
 @pytest.fixture
 def fake(monkeypatch, readout_of):
-    def fake_readout(study, exp, cache):
-        if exp.ab_logs is None and exp.interleaving_logs is None:
-            return None, []
-        return readout_of(name=exp.name), ["readout: a note"]
+    def fake_ab(study, exp, logs):
+        # the per-experiment readout the report shows (its numbers: conftest.make_readout)
+        df, srm, message = _fake_ab(study, exp, logs)
+        df.attrs["readout"] = readout_of(name=exp.name)
+        return df, srm, message
 
-    monkeypatch.setattr(build, "_readout", fake_readout)
     monkeypatch.setattr(build, "_offline", _fake_offline)
-    monkeypatch.setattr(build, "_ab", _fake_ab)
+    monkeypatch.setattr(build, "_ab", fake_ab)
     monkeypatch.setattr(build, "_interleaving", _fake_il)
     monkeypatch.setattr(build, "_per_query_interleaving", _fake_pq_il)
     monkeypatch.setattr(build, "_position_ctr", _fake_curves)
