@@ -18,7 +18,8 @@ line (lines end at ``<br>``) at :data:`CHAR_EM` em per character (2 for an East 
 one) plus :data:`CELL_PAD_PX`; text in a ``.name`` or ``.prose`` span counts at most the
 span's CSS ``max-width`` (:data:`NAME_CH`, :data:`PROSE_CH` characters: such spans wrap); a
 table counts the sum of its widest cell per column. A table that would count wider than the
-page is shown transposed, in as many pieces as needed. tests/report/test_readout_page.py
+page is shown transposed (``<table class="transposed">``: its first column holds the column
+names), in as many pieces as needed (each after the first ``class="transposed continued"``). tests/report/test_readout_page.py
 checks the rule on the HTML with its own estimate; docs/screenshots.py measures the tables
 as Chromium lays them out.
 
@@ -215,7 +216,8 @@ def table(header: Sequence[Any], rows: Sequence[Sequence[Cell]]) -> str:
         while stop < len(rows) and table_px(*_transposed(head, rows[start:stop + 1])) \
                 <= PAGE_WIDTH_PX:
             stop += 1
-        pieces.append(_html_table(*_transposed(head, rows[start:stop]), header_cells=True))
+        pieces.append(_html_table(*_transposed(head, rows[start:stop]), header_cells=True,
+                                  transposed="transposed continued" if start else "transposed"))
         start = stop
     return "\n".join(pieces)
 
@@ -227,13 +229,18 @@ def _transposed(head: Sequence[Cell], block: Sequence[Sequence[Cell]],
 
 
 def _html_table(head: Sequence[Cell], rows: Sequence[Sequence[Cell]],
-                header_cells: bool = False) -> str:
+                header_cells: bool = False, transposed: str = "") -> str:
+    """The table's HTML; a transposed piece says so (``class="transposed"``: its first
+    column holds the column names; ``continued``: it goes on the piece before), so a
+    reader's script can turn it back."""
     th = "".join(f"<th>{c.html}</th>" for c in head)
     body = []
     for r in rows:
         first = f"<th>{r[0].html}</th>" if header_cells else f"<td>{r[0].html}</td>"
         body.append("<tr>" + first + "".join(f"<td>{c.html}</td>" for c in r[1:]) + "</tr>")
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    cls = f' class="{transposed}"' if transposed else ""
+    return (f"<table{cls}><thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody>"
+            "</table>")
 
 
 # --- reading the readout ---------------------------------------------------------------
@@ -364,9 +371,15 @@ def _summary(ro: Any) -> str:
         out.append("<li>Guardrails: none declared</li>")
     out.append(f"<li>{_srm_text(ro)}</li><li>{_window_text(ro)}</li></ul></div>")
     if ro.srm is not None and ro.srm.status == "mismatch":
-        out.append('<div class="srm"><b>SAMPLE RATIO MISMATCH</b>: the units per arm do not '
-                   "fit the expected split; assignment or logging is broken and the A/B "
-                   "results are not trustworthy until the cause is found.</div>")
+        s = ro.srm
+        seen = ", ".join(f"{html.escape(str(v))} {num(n, 'count', None)}"
+                         for v, n in s.observed.items())
+        want = ", ".join(f"{html.escape(str(v))} {num(n, 'estimate', None)}"
+                         for v, n in s.expected.items())
+        out.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b>: units {seen}; expected '
+                   f"{want}. The units per arm do not fit the expected split: assignment or "
+                   "logging is broken and the A/B results are not trustworthy until the "
+                   "cause is found.</div>")
     out.extend(_note(html.escape(n)) for n in ro.notes)
     excluded = {why: n for why, n in ro.excluded.items() if n}
     if excluded:

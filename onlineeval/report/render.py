@@ -243,9 +243,11 @@ def render_html(report: Report) -> str:
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · α = {study.alpha:g}</p>",
         f'<p class="note">{ROUNDING} The per-experiment readouts spell numbers as '
         "<code>onlineeval readout</code> does (significant digits).</p>",
-        toc([r.readout for r in report.experiments if r.readout is not None],
+        # in a section of its own: every list and table of the report is in one
+        '<section id="toc">' + toc(
+            [r.readout for r in report.experiments if r.readout is not None],
             [(sid, _TITLES[sid]) for sid in SECTIONS if sid in _present(report)],
-            with_parts=False),
+            with_parts=False) + "</section>",
         '<section id="summary"><h2>Summary</h2>',
     ]
     if srm_bad:

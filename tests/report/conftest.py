@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Callable
 from html.parser import HTMLParser
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -306,3 +307,22 @@ def html_tools() -> SimpleNamespace:
     ``assert_tables_fit``)."""
     return SimpleNamespace(parse=parse, table_width_px=table_width_px, css_px=css_px,
                            assert_tables_fit=assert_tables_fit, Page=Page)
+
+
+@pytest.fixture
+def keep_figures(monkeypatch) -> Callable[[Any], list]:
+    """Call it with a plot module: the figures its plot functions draw from then on are
+    kept (in the returned list) for inspection."""
+    def keep(module: Any) -> list:
+        figures: list = []
+        real = module.to_png_base64
+
+        def drawn(fig: Any) -> str:
+            png = real(fig)
+            figures.append(fig)
+            return png
+
+        monkeypatch.setattr(module, "to_png_base64", drawn)
+        return figures
+
+    return keep

@@ -107,12 +107,8 @@ def _expected(ro) -> dict[str, tuple[object, str]]:
         out.update({
             f"{key}/control_value": (r.control_value, "estimate"),
             f"{key}/treatment_value": (r.treatment_value, "estimate"),
-            f"{key}/estimate": (res.estimate, "delta"),
-            f"{key}/estimate:ci_low": (res.ci_low, "delta"),
-            f"{key}/estimate:ci_high": (res.ci_high, "delta"),
-            f"{key}/rel_lift": (r.rel_lift, "percent"),
-            f"{key}/rel_lift:ci_low": (r.rel_ci_low, "percent"),
-            f"{key}/rel_lift:ci_high": (r.rel_ci_high, "percent"),
+            **_interval(f"{key}/estimate", res.estimate, res.ci_low, res.ci_high),
+            **_interval(f"{key}/rel_lift", r.rel_lift, r.rel_ci_low, r.rel_ci_high, "percent"),
             f"{key}/mde": (r.mde, "estimate"), f"{key}/mde_rel": (r.mde_rel, "fraction"),
             f"{key}/n": (res.n, "count"), f"{key}/units_needed": (r.units_needed, "count"),
             # the p-value the row's decision reads, as the terminal readout shows it
@@ -147,9 +143,7 @@ def _expected_interleaving(ro, i: str) -> dict[str, tuple[object, str]]:
     out: dict[str, tuple[object, str]] = {}
     il = ro.interleaving
     for name, res in (("", il.result), ("/per_query", il.per_query)):
-        out[f"{i}{name}/estimate"] = (res.estimate, "delta")
-        out[f"{i}{name}/estimate:ci_low"] = (res.ci_low, "delta")
-        out[f"{i}{name}/estimate:ci_high"] = (res.ci_high, "delta")
+        out.update(_interval(f"{i}{name}/estimate", res.estimate, res.ci_low, res.ci_high))
         out[f"{i}{name}/p_value"] = (res.p_value, "p")
     out[f"{i}/n"] = (il.result.n, "count")
     out[f"{i}/per_query/n"] = (il.per_query.n, "count")
@@ -170,13 +164,17 @@ def _expected_interleaving(ro, i: str) -> dict[str, tuple[object, str]]:
     return out
 
 
+def _interval(key: str, value: object, low: object, high: object,
+              kind: str = "delta") -> dict[str, tuple[object, str]]:
+    """The keys of a value shown with its interval (``key``, ``key:ci_low``, ...)."""
+    return {key: (value, kind), f"{key}:ci_low": (low, kind), f"{key}:ci_high": (high, kind)}
+
+
 def _expected_offline(ro, k: str) -> dict[str, tuple[object, str]]:
     out: dict[str, tuple[object, str]] = {}
     for _, r in ro.offline.iterrows():
         key = f"{k}/{r['measure']}"
-        out[f"{key}/estimate"] = (r["estimate"], "delta")
-        out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
-        out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
+        out.update(_interval(f"{key}/estimate", r["estimate"], r["ci_low"], r["ci_high"]))
         out[f"{key}/p"] = (r["p_adjusted"], "p")
         out[f"{key}/n"] = (r["n"], "count")
     return out
@@ -189,9 +187,7 @@ def _expected_segments(ro, k: str) -> dict[str, tuple[object, str]]:
         key = f"{k}/{r['metric']}/{r['variant']}"
         out[f"{key}/heterogeneity_p"] = (het[(r["metric"], r["variant"])], "p")
         key += f"/{r['segment']}"
-        out[f"{key}/estimate"] = (r["estimate"], "delta")
-        out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
-        out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
+        out.update(_interval(f"{key}/estimate", r["estimate"], r["ci_low"], r["ci_high"]))
         out[f"{key}/n"] = (r["n"], "count")
         out[f"{key}/p"] = (r["p_adjusted"], "p")
     return out
@@ -204,9 +200,7 @@ def _expected_quantiles(ro, k: str) -> dict[str, tuple[object, str]]:
         out[f"{key}/quantile"] = (r["quantile"], "estimate")
         out[f"{key}/control_value"] = (r["control_value"], "estimate")
         out[f"{key}/treatment_value"] = (r["treatment_value"], "estimate")
-        out[f"{key}/estimate"] = (r["estimate"], "delta")
-        out[f"{key}/estimate:ci_low"] = (r["ci_low"], "delta")
-        out[f"{key}/estimate:ci_high"] = (r["ci_high"], "delta")
+        out.update(_interval(f"{key}/estimate", r["estimate"], r["ci_low"], r["ci_high"]))
     return out
 
 
@@ -336,7 +330,6 @@ def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
         'title = "logs only"', f'ab_logs = "{SAMPLE / "ab"}"',
         f'interleaving_logs = "{SAMPLE / "interleaving"}"',
         'online_metrics = ["ctr", "abandonment_rate"]',
-        'non_inferiority = {abandonment_rate = "2%"}',
         "[[experiment]]", 'name = "s200_vs_s100"',
     ]) + "\n", encoding="utf-8")
     report = build_report(study)
@@ -344,15 +337,16 @@ def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
     (r,) = report.experiments
     assert r.offline is None and r.readout is not None
     # no runs to name the teams: the readout's rule did (experiment CONTROL_vs_TREATMENT)
-    assert (r.experiment.control_team, r.experiment.treatment_team) == ("s200", "s100")
+    assert (r.readout.interleaving.control_team, r.readout.interleaving.treatment_team) == \
+        ("s200", "s100")
     text = render_html(report)
     page = check_page(text, [])
     name = slug("s200_vs_s100")
     assert {f"{name}-{part}" for part, _ in PARTS} <= set(page.ids)
     direct = onlineeval.readout(
         [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")],
-        experiment="s200_vs_s100", primary="ctr", guardrails=["abandonment_rate"],
-        non_inferiority={"abandonment_rate": "2%"}, secondary=[], n_resamples=2000, seed=0)
+        experiment="s200_vs_s100", primary="ctr", secondary=["abandonment_rate"],
+        n_resamples=2000, seed=0)
     expected = _expected(direct)
     shown = {k: v for k, v in _numbers(text).items() if k.startswith(name + "/")}
     assert set(shown) == set(expected)

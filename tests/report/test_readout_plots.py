@@ -16,18 +16,9 @@ from onlineeval.report.readout_page import readout_html
 
 
 @pytest.fixture
-def drawn(monkeypatch):
-    """The figures the readout's plot functions draw, kept for inspection."""
-    figures: list[Figure] = []
-    real = readout_plots.to_png_base64
-
-    def keep(fig: Figure) -> str:
-        png = real(fig)
-        figures.append(fig)
-        return png
-
-    monkeypatch.setattr(readout_plots, "to_png_base64", keep)
-    return figures
+def drawn(keep_figures):
+    """The figures the plot functions draw, kept for inspection."""
+    return keep_figures(readout_plots)
 
 
 def text_boxes(fig: Figure):
