@@ -6,19 +6,21 @@ cuped=None, ...)`` reads out an experiment (each unit's exposures from its first
 inside the window; :mod:`onlineeval.abtest.units` says which searches count);
 ``power(logs, ...)`` sizes one. For the readout beside the per-metric comparison:
 ``effect_over_time`` (cumulative per calendar day, per day since exposure),
-``segment_effects`` (per segment, with a heterogeneity test). The metrics are those of
+``segment_effects`` (per segment, with a heterogeneity test), ``quantile_effects``
+(median, p90, ... of a per-search value, clustered intervals). The metrics are those of
 :data:`onlineeval.abtest.metrics.METRICS`.
 """
 
 from onlineeval.abtest.metrics import METRICS
 from onlineeval.abtest.over_time import effect_over_time
+from onlineeval.abtest.quantiles import quantile_effects
 from onlineeval.abtest.readout import COLUMNS, abtest
 from onlineeval.abtest.segments import segment_effects
 from onlineeval.abtest.sizing import POWER_COLUMNS, power
 from onlineeval.namespace import lazy_submodules, make_callable
 
 __all__ = ["COLUMNS", "METRICS", "POWER_COLUMNS", "abtest", "effect_over_time", "power",
-           "segment_effects"]
+           "quantile_effects", "segment_effects"]
 
 
 # onlineeval.abtest(logs, ...) runs abtest() (onlineeval.namespace)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.online.definitions import COLUMNS as ONLINE_COLUMNS
 from onlineeval.online.definitions import METRICS as ONLINE_METRICS
 from onlineeval.online.definitions import missing_requirements
@@ -95,3 +96,17 @@ def resolve(names: str | list[str] | tuple[str, ...] | None, logs: object) -> li
         if m not in out:
             out.append(m)
     return out
+
+
+def usable(logs: object, name: object) -> ABMetric:
+    """One metric of :data:`~onlineeval.abtest.metrics.METRICS` the log has the columns for."""
+    if not isinstance(name, str):
+        raise InvalidParameterError(f"metric must be one metric name; got {name!r}")
+    metric = METRICS.get(name)
+    lacking = missing(logs, metric)
+    if lacking:
+        raise InputError(
+            f"the log {getattr(logs, 'source', '')} lacks columns for {name}: it needs "
+            + " and ".join(" or ".join(g) for g in lacking)
+        )
+    return metric

@@ -4,7 +4,8 @@ Which searches count is the readout's rule (:mod:`onlineeval.abtest.units`): a u
 outcome is its exposures, from its first one on, inside the window; units seen in more than
 one variant are left out. The per-unit sums are split by day in DuckDB
 (``sql/ab/unit_sums.sql`` with ``daily``) and reduced there to each arm's moments per day
-(``sql/ab/over_time_moments.sql``): a few rows per day leave DuckDB, however many units.
+(``sql/ab/over_time_units.sql``, ``sql/ab/xy_moments.sql``): a few rows per day leave
+DuckDB, however many units.
 """
 
 from __future__ import annotations
@@ -15,12 +16,19 @@ import numpy as np
 import pandas as pd
 
 from onlineeval import queries
-from onlineeval.abtest.metrics import METRICS, ABMetric, missing
+from onlineeval.abtest.metrics import ABMetric, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
-from onlineeval.abtest.units import analysis_window, as_logs, unit_sums_query
-from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.abtest.units import (
+    analysis_window,
+    as_logs,
+    check_arms,
+    exposure_rows,
+    moments_of,
+    unit_sums_query,
+    xy_moments,
+)
+from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
-from onlineeval.stats.moments import Moments
 from onlineeval.stats.results import RESULT_COLUMNS, TwoArmStats, comparison_frame
 
 #: the two readings of "over time" (``by``)
@@ -30,30 +38,7 @@ BY = ("day", "exposure_day")
 EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
 
 
-def ab_metric(logs: Any, name: Any) -> ABMetric:
-    """One metric of :data:`~onlineeval.abtest.metrics.METRICS` the log has the columns for."""
-    if not isinstance(name, str):
-        raise InvalidParameterError(f"metric must be one metric name; got {name!r}")
-    metric = METRICS.get(name)
-    lacking = missing(logs, metric)
-    if lacking:
-        raise InputError(
-            f"the log {logs.source} lacks columns for {name}: it needs "
-            + " and ".join(" or ".join(g) for g in lacking)
-        )
-    return metric
 
-
-def check_arms(known: list[str], control: Any, treatment: Any) -> None:
-    """``control`` and ``treatment``: two different variants of the experiment."""
-    for role, name in (("control", control), ("treatment", treatment)):
-        if not isinstance(name, str) or name not in known:
-            raise UnknownNameError(
-                f"unknown {role} variant {name!r}; the experiment's variants are: "
-                f"{', '.join(known) or '(none)'}"
-            )
-    if control == treatment:
-        raise InvalidParameterError(f"the treatment {treatment!r} is the control")
 
 
 def effect_over_time(
@@ -94,14 +79,15 @@ def effect_over_time(
     ``p_value``, ``units_control``/``units_treatment`` the units of the day, ...), then
     ``rel_diff`` (treatment / control − 1) with ``rel_ci_low``/``rel_ci_high``, ``df`` and
     ``enough_units``. ``attrs`` holds metric, by, experiment, window (start, end),
-    control, treatment, alpha, unit, min_units and ``intervals`` ("pointwise").
+    control, treatment, alpha, unit, min_units, ``intervals`` ("pointwise") and
+    ``excluded`` (what the outcome leaves out, as :func:`onlineeval.abtest`; warned).
     """
     alpha = check_level(alpha)
     min_units = check_min_units(min_units)
     if by not in BY:
         raise InvalidParameterError(f"by must be one of {', '.join(BY)}; got {by!r}")
     logs = as_logs(logs)
-    chosen = ab_metric(logs, metric)
+    chosen = usable(logs, metric)
     if not logs.has("searches", "ts"):
         raise InputError(
             f"the effect over time needs search timestamps, but the log {logs.source} has no "
@@ -111,14 +97,14 @@ def effect_over_time(
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
     check_arms(known, control, treatment)
     con = logs.con
-    rows = queries.create(con, "ab_over_time_rows", sql, params=params)
-    q = queries.load("ab/over_time_moments")
+    rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
+    q = queries.load("ab/over_time_units")
     per_unit = chosen.kind == "mean"
     text = q.render(unit_rows=[rows], num=[chosen.num],
                     den=[chosen.num if per_unit else chosen.den],
                     cumulative=by == "day", per_unit=per_unit)
-    moments = con.execute(text, q.bind(text)).df()
-    days = sorted(moments["day"].unique())
+    moments = xy_moments(con, "ab_over_time_units", text)
+    days = sorted(moments["key"].unique())
     if not days:
         raise SchemaError(
             f"the experiment has no exposures{'' if start is None and end is None else ' in the window'}"
@@ -128,38 +114,30 @@ def effect_over_time(
     if not (c["n"] > 0).any() or not (t["n"] > 0).any():
         empty = control if not (c["n"] > 0).any() else treatment
         raise SchemaError(f"variant {empty!r} has 0 units in the analysed period")
-    stats = plain_test(chosen, _moments(c), _moments(t), alpha, c["n_den"], t["n_den"])
+    stats = plain_test(chosen, moments_of(c), moments_of(t), alpha,
+                       c["n_den"].to_numpy(dtype=float), t["n_den"].to_numpy(dtype=float))
     key = "day" if by == "day" else "days_since_exposure"
     frame = _frame(stats, chosen, treatment, key, days, c, t, unit, alpha, min_units)
     frame.attrs.update({
         "metric": chosen.name, "by": by, "experiment": params["experiment"],
         "window": {"start": window.start, "end": window.end}, "control": control,
         "treatment": treatment, "alpha": alpha, "unit": unit, "min_units": min_units,
-        "intervals": "pointwise",
+        "intervals": "pointwise", "excluded": excluded,
     })
     return frame
 
 
-def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> dict[str, np.ndarray]:
+def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> pd.DataFrame:
     """The arm's moments per day, in ``days`` order (0 units on a day it has none)."""
-    rows = moments[moments["variant"] == variant].set_index("day").reindex(days)
-    out = {name: rows[name].to_numpy(dtype=float) for name in
-           ("mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
-    out["n"] = rows["n"].fillna(0).to_numpy(dtype=float)
-    out["n_den"] = rows["n_den"].fillna(0).to_numpy(dtype=float)
-    return out
+    rows = moments[moments["variant"] == variant].set_index("key").reindex(days)
+    return rows.assign(n=rows["n"].fillna(0), n_den=rows["n_den"].fillna(0))
 
 
-def _moments(arm: dict[str, np.ndarray]) -> Moments:
-    mean = np.stack([arm["mean_x"], arm["mean_y"]], axis=-1)
-    cov = np.stack([np.stack([arm["var_x"], arm["cov_xy"]], axis=-1),
-                    np.stack([arm["cov_xy"], arm["var_y"]], axis=-1)], axis=-2)
-    return Moments(arm["n"], mean, cov)
 
 
 def _frame(
     stats: TwoArmStats, metric: ABMetric, treatment: str, key: str, days: list[Any],
-    c: dict[str, np.ndarray], t: dict[str, np.ndarray], unit: str, alpha: float,
+    c: pd.DataFrame, t: pd.DataFrame, unit: str, alpha: float,
     min_units: int,
 ) -> pd.DataFrame:
     lead, results, extra = [], [], []
@@ -172,11 +150,12 @@ def _frame(
             "control_value", "treatment_value", "abs_diff", "abs_se", "abs_ci_low",
             "abs_ci_high", "rel_diff", "rel_ci_low", "rel_ci_high", "p_value", "df")},
             test=stats.test)
-        results.append(one.result(ci_level=1.0 - alpha, units_control=int(c["n"][i]),
-                                  units_treatment=int(t["n"][i]), unit=unit))
+        results.append(one.result(ci_level=1.0 - alpha, units_control=int(c["n"].iloc[i]),
+                                  units_treatment=int(t["n"].iloc[i]), unit=unit))
         extra.append({"rel_diff": float(one.rel_diff), "rel_ci_low": float(one.rel_ci_low),
                       "rel_ci_high": float(one.rel_ci_high), "df": float(one.df),
-                      "enough_units": bool(min(c["n_den"][i], t["n_den"][i]) >= min_units)})
+                      "enough_units": bool(min(c["n_den"].iloc[i], t["n_den"].iloc[i])
+                                           >= min_units)})
     frame = comparison_frame(lead, results, extra)
     return frame[["metric", "variant", key, "control_value", "treatment_value",
                   *RESULT_COLUMNS, *EXTRA]]

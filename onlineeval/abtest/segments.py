@@ -23,10 +23,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.abtest.metrics import UNIT_SUMS
-from onlineeval.abtest.over_time import ab_metric, check_arms
+from onlineeval.abtest.metrics import UNIT_SUMS, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
-from onlineeval.abtest.units import analysis_window, as_logs, unit_arrays, unit_sums_query
+from onlineeval.abtest.units import (
+    analysis_window,
+    as_logs,
+    check_arms,
+    unit_arrays,
+    unit_sums_query,
+)
 from onlineeval.errors import SchemaError, UnknownNameError
 from onlineeval.levels import check_level
 from onlineeval.stats.heterogeneity import cochran_q
@@ -75,7 +80,7 @@ def segment_effects(
     min_units = check_min_units(min_units)
     correction = CORRECTIONS.canonical(correction)
     logs = as_logs(logs)
-    chosen = ab_metric(logs, metric)
+    chosen = usable(logs, metric)
     columns = list(logs.con.table("searches").columns)
     if not isinstance(column, str) or column not in columns:
         raise UnknownNameError(

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from onlineeval import queries
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.queries import load
+from onlineeval.stats.moments import Moments
 from onlineeval.window import bounds, describe, timestamp
 
 PrePeriod = tuple[pd.Timestamp | None, pd.Timestamp, pd.Timestamp]
@@ -276,18 +278,32 @@ def unit_sums_query(
     return sql, params, known
 
 
-def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
-    """The :class:`UnitData` of the rows of ``sql/ab/unit_sums`` by exposure (one per unit
-    and variant of the outcome), counting and warning about what is left out."""
+def excluded_of_view(con: Any, unit_rows: str) -> dict[str, int]:
+    """The :data:`EXCLUDED` counts of a view of ``sql/ab/unit_sums`` rows by exposure,
+    aggregated in DuckDB (``sql/ab/excluded_counts.sql``): for callers that never fetch the
+    per-unit rows. Warns about them as the readout does."""
+    q = load("ab/excluded_counts")
+    rows = con.execute(q.render(unit_rows=[unit_rows])).fetchall()
     excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
-    df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
-    for period, key in _PERIOD_KEYS.items():
-        excluded[key] = int(df.loc[df["period"] == period, "searches"].sum())
+    for period, searches, units in rows:
+        if period == "multi_variant":
+            excluded["multi_variant_units"] = int(units)
+            excluded["multi_variant_searches"] = int(searches)
+        elif period in _PERIOD_KEYS:
+            excluded[_PERIOD_KEYS[period]] = int(searches)
+    warn_excluded(excluded, stacklevel=4)
+    return excluded
+
+
+def warn_excluded(excluded: dict[str, int], stacklevel: int = 3) -> None:
+    """Warn about the searches and units left out of the outcome (:data:`EXCLUDED` counts):
+    NULL units, searches after the first exposure that are not exposures, units in more
+    than one variant. ``stacklevel`` 3 points at the caller of the caller."""
     if excluded["null_unit_searches"]:
         warnings.warn(
             f"{excluded['null_unit_searches']} searches have no value in the randomization "
             "unit column and are left out",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     stray = excluded["outside_experiment_searches"] + excluded["no_variant_searches"]
     if stray:
@@ -295,20 +311,30 @@ def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
             f"{stray:,} searches made after their unit's first exposure are not exposures and "
             f"are left out: {excluded['outside_experiment_searches']:,} of another experiment "
             f"or none, {excluded['no_variant_searches']:,} of the experiment without a variant",
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
+    if excluded["multi_variant_units"]:
+        warnings.warn(
+            f"{excluded['multi_variant_units']} units appear in more than one variant "
+            f"({excluded['multi_variant_searches']} searches); they are left out of every arm",
+            stacklevel=stacklevel,
+        )
+
+
+def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
+    """The :class:`UnitData` of the rows of ``sql/ab/unit_sums`` by exposure (one per unit
+    and variant of the outcome), counting and warning about what is left out."""
+    excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
+    df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
+    for period, key in _PERIOD_KEYS.items():
+        excluded[key] = int(df.loc[df["period"] == period, "searches"].sum())
     exp = df[df["period"] == "exp"]
     n_var = exp.groupby("unit", sort=False)["variant"].transform("size")
     multi = n_var > 1
     excluded["multi_variant_units"] = int(exp.loc[multi, "unit"].nunique())
     excluded["multi_variant_searches"] = int(exp.loc[multi, "searches"].sum())
     exp = exp[~multi]
-    if excluded["multi_variant_units"]:
-        warnings.warn(
-            f"{excluded['multi_variant_units']} units appear in more than one variant "
-            f"({excluded['multi_variant_searches']} searches); they are left out of every arm",
-            stacklevel=3,
-        )
+    warn_excluded(excluded, stacklevel=4)
     sums = list(UNIT_SUMS)
     columns = [*sums, "units"]
     exp = exp.copy()
@@ -403,3 +429,49 @@ def check_variants(
     if not out:
         raise InvalidParameterError("treatments is empty; give at least one variant name")
     return out
+
+
+def check_arms(known: list[str], control: Any, treatment: Any) -> None:
+    """``control`` and ``treatment``: two different variants of the experiment."""
+    for role, name in (("control", control), ("treatment", treatment)):
+        if not isinstance(name, str) or name not in known:
+            raise UnknownNameError(
+                f"unknown {role} variant {name!r}; the experiment's variants are: "
+                f"{', '.join(known) or '(none)'}"
+            )
+    if control == treatment:
+        raise InvalidParameterError(f"the treatment {treatment!r} is the control")
+
+
+def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
+                  ) -> tuple[str, dict[str, int]]:
+    """Views of the rendered ``ab/unit_sums`` query (``<name>_unit_rows``) and of its
+    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``), for queries that
+    aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
+    (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
+    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params)
+    excluded = excluded_of_view(con, rows)
+    q = load("ab/exposure_rows")
+    return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded
+
+
+def xy_moments(con: Any, name: str, units_sql: str,
+               params: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The per-unit ``(variant, key, x, y)`` rows of the rendered ``units_sql`` (kept in
+    DuckDB as the view ``name``) reduced to their moments per variant and key
+    (``sql/ab/xy_moments.sql``); :func:`moments_of` reads them."""
+    view = queries.create(con, name, units_sql, params=params)
+    q = load("ab/xy_moments")
+    return con.execute(q.render(rows=[view])).df()
+
+
+def moments_of(rows: pd.DataFrame) -> Moments:
+    """:class:`~onlineeval.stats.moments.Moments` of ``(x, y)``, one per row, from the
+    columns n, mean_x, mean_y, var_x, var_y, cov_xy that the moments queries return (a NULL
+    variance, below 2 units, is nan)."""
+    col = {name: rows[name].to_numpy(dtype=float) for name in
+           ("n", "mean_x", "mean_y", "var_x", "var_y", "cov_xy")}
+    mean = np.stack([col["mean_x"], col["mean_y"]], axis=-1)
+    cov = np.stack([np.stack([col["var_x"], col["cov_xy"]], axis=-1),
+                    np.stack([col["cov_xy"], col["var_y"]], axis=-1)], axis=-2)
+    return Moments(col["n"], mean, cov)

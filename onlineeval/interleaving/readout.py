@@ -238,6 +238,24 @@ def interleaving_readout(
             "drop per_query (--per-query)"
         )
     pages = outcomes.page_outcomes(logs, experiment, start=start, end=end)
+    out = _rows(logs, by, per_query, team_a, control, treatment_first, alpha, n_resamples,
+                seed)
+    _warn_uncredited(out)
+    _warn_one_sided(out, by)
+    _warn_unnamed(out)
+    _warn_heavy_users(out, by)
+    lo, hi = bounds(start, end)
+    out.attrs["window"] = {
+        "start": lo, "end": hi, "first_page": pages.first_page, "last_page": pages.last_page,
+        "pages_before_window": pages.before_window, "pages_after_window": pages.after_window,
+    }
+    return out
+
+
+def _rows(logs: Any, by: Sequence[str], per_query: bool, team_a: str | None,
+          control: str | None, treatment_first: bool, alpha: float, n_resamples: int,
+          seed: int) -> pd.DataFrame:
+    """The readout's rows from the page outcomes defined on ``logs`` (no warnings)."""
     stats = outcomes.user_stats(logs, [*by, "query"] if per_query else by)
     stats = _orient(stats, team_a, control, treatment_first)
     keys = ["experiment", *by, "team_a", "team_b"]
@@ -261,18 +279,18 @@ def interleaving_readout(
     with np.errstate(divide="ignore"):
         limit = np.maximum(HEAVY_USER_SHARE, 2.0 / users)
     out["heavy_user"] = (users > 0) & (out["top_user_share"].to_numpy(dtype=float) > limit)
-    extra = [c for c in out.columns if c not in FIELDS]
-    out = out[[*FIELDS, *extra]]
-    _warn_uncredited(out)
-    _warn_one_sided(out, by)
-    _warn_unnamed(out)
-    _warn_heavy_users(out, by)
-    lo, hi = bounds(start, end)
-    out.attrs["window"] = {
-        "start": lo, "end": hi, "first_page": pages.first_page, "last_page": pages.last_page,
-        "pages_before_window": pages.before_window, "pages_after_window": pages.after_window,
-    }
-    return out
+    extra_cols = [c for c in out.columns if c not in FIELDS]
+    return out[[*FIELDS, *extra_cols]]
+
+
+def per_query_rows(logs: Any, *, team_a: str | None = None, control: str | None = None,
+                   treatment_first: bool = False, alpha: float = 0.05,
+                   n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The rows :func:`interleaving_readout` gives with ``per_query=True``, from the page
+    outcomes the last readout on ``logs`` defined (same experiment and window; the log is
+    not read again and nothing is warned twice)."""
+    return _rows(outcomes.as_logs(logs), [], True, team_a, control, treatment_first,
+                 check_level(alpha), n_resamples, seed)
 
 
 def _warn_unnamed(out: pd.DataFrame) -> None:

@@ -243,10 +243,12 @@ def with_interleaving(ab: Readout, section: Any) -> Readout:
 
 def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
             start: Any, end: Any) -> Readout:
-    """Effect over time and per segment of each primary metric, per treatment, from the
-    readstats functions: :func:`onlineeval.abtest.effect_over_time` (cumulative per
-    calendar day, and per day since exposure) and :func:`onlineeval.abtest.segments.
-    segment_effects` (Δ per segment, Holm over the segments, Cochran's Q)."""
+    """Effect over time and per segment of each primary metric, per treatment, and the
+    quantile metrics, from the readstats functions: :func:`onlineeval.abtest.effect_over_time`
+    (cumulative per calendar day, and per day since exposure),
+    :func:`onlineeval.abtest.segments.segment_effects` (Δ per segment, Holm over the
+    segments, Cochran's Q) and :func:`onlineeval.abtest.quantiles.quantile_effects` (median
+    and p90 of every per-search value the log has, unit-clustered intervals)."""
     import pandas as pd
 
     ab_logs = next((lg for kind, lg in parts if kind == AB), None)
@@ -266,6 +268,12 @@ def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
             by: pd.concat([effect_over_time(ab_logs, result.control, t, m, by=by, **common)
                            for t, m in pairs], ignore_index=True)
             for by in BY}
+    from onlineeval.abtest.quantiles import quantile_effects, quantile_metrics
+
+    quantile_frames = [quantile_effects(ab_logs, result.control, t, m, (0.5, 0.9), **common)
+                       for t in result.treatments for m in quantile_metrics(ab_logs)]
+    if quantile_frames:
+        changes["quantiles"] = pd.concat(quantile_frames, ignore_index=True)
     if segments is not None:
         frames, het = [], []
         for t, m in pairs:

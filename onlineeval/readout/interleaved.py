@@ -5,7 +5,6 @@ table, and the sensitivity figure against the A/B readout (:class:`Sensitivity`)
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -27,85 +26,64 @@ def _result(rec: pd.Series) -> ComparisonResult:
     return ComparisonResult(**values)
 
 
-def teams(logs: Any, experiment: str | None, *, treatment: str | None, control: str | None,
-          start: Any, end: Any) -> tuple[str | None, str, str]:
-    """The experiment and its (treatment, control) teams; errors say how to name them."""
-    from onlineeval.interleaving import outcomes
+def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | None,
+                      control: str | None, alpha: float, n_resamples: int, seed: int,
+                      start: Any, end: Any) -> InterleavingSection:
+    """The interleaving section, from the treatment team's side (the teams by
+    :mod:`onlineeval.interleaving.teams`; an error says how to name them). The log's pages
+    are read once: the per-query variant and table reuse the readout's page outcomes."""
+    from onlineeval.interleaving import interleaving_readout, outcomes
+    from onlineeval.interleaving.readout import UnknownTeamError, per_query_rows
     from onlineeval.interleaving.teams import treatment_team
 
-    outcomes.page_outcomes(logs, experiment, start=start, end=end)
-    pairs = outcomes.user_stats(logs, [])[["experiment", "team_a", "team_b"]]
-    pairs = pairs.drop_duplicates()
-    found = sorted({None if pd.isna(e) else str(e) for e in pairs["experiment"]}, key=str)
+    common = dict(team_a=treatment, control=control, treatment_first=True, alpha=alpha,
+                  n_resamples=n_resamples, seed=seed)
+    pages = interleaving_readout(logs, experiment, start=start, end=end, **common)
+    found = sorted({str(e) for e in pages["experiment"] if e is not None})
     if experiment is None and len(found) > 1:
         raise InvalidParameterError(
-            f"the interleaving log holds several experiments ({', '.join(map(str, found))}); "
-            "name one (experiment=, --experiment)"
+            f"the interleaving log holds several experiments ({', '.join(found)}); name one "
+            "(experiment=, --experiment)"
         )
-    if pairs.empty:
+    if pages.empty:
         raise InvalidParameterError(
             f"no interleaved page with a decided comparison for experiment {experiment!r}"
         )
-    if len(pairs) > 1:
-        pairs = pairs[pairs[["team_a", "team_b"]].isin([treatment, control]).any(axis=1)]
-        if len(pairs) != 1:
+    if len(pages) > 1:
+        pages = pages[pages[["team_a", "team_b"]].isin([treatment, control]).any(axis=1)]
+        if len(pages) != 1:
             raise InvalidParameterError(
                 "the interleaved pages compare more than two teams (multileaving); name the "
                 "treatment and control teams (treatment_team=, control_team=)"
             )
-    rec = pairs.iloc[0]
-    exp = found[0] if found else experiment
+    rec = pages.iloc[0]
     a, b = str(rec["team_a"]), str(rec["team_b"])
-    from onlineeval.interleaving.readout import UnknownTeamError
-
+    exp = rec["experiment"]
     for option, name in (("treatment_team", treatment), ("control_team", control)):
         if name is not None and name not in (a, b):
             raise UnknownTeamError(
                 f"{option} {name!r} is not a team of the interleaved pages of experiment "
                 f"{exp!r}; teams: {a}, {b}"
             )
-    t = treatment_team(a, b, exp, treatment, control)
-    if t is None:
+    if treatment_team(a, b, exp, treatment, control) != a:
         raise InvalidParameterError(
             f"which interleaved team is the treatment, {a!r} or {b!r}? Name it "
             "(treatment_team= / --treatment-team; or name the experiment CONTROL_vs_TREATMENT)"
         )
-    return exp, t, (b if t == a else a)
-
-
-def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | None,
-                      control: str | None, alpha: float, n_resamples: int, seed: int,
-                      start: Any, end: Any) -> InterleavingSection:
-    """The interleaving section, from the treatment team's side."""
-    from onlineeval.agreement.per_query import per_query_interleaving
-    from onlineeval.interleaving import interleaving_readout
-
-    exp, t_team, c_team = teams(logs, experiment, treatment=treatment, control=control,
-                                start=start, end=end)
-    common = dict(team_a=t_team, alpha=alpha, n_resamples=n_resamples, seed=seed,
-                  start=start, end=end)
-    pages = interleaving_readout(logs, exp, **common)
-    with warnings.catch_warnings():
-        # the same pages, users and clicks as the call above, which warned about them; the
-        # per-query Δ_AB is a breakdown beside the headline, not a second verdict
-        warnings.simplefilter("ignore")
-        queries = interleaving_readout(logs, exp, per_query=True, **common)
-
-    def pick(df: pd.DataFrame) -> pd.Series:
-        sel = df[(df["team_a"] == t_team) & (df["team_b"] == c_team)]
-        return sel.iloc[0]
-
-    rec, q = pick(pages), pick(queries)
-    table = per_query_interleaving(logs, exp, t_team, c_team, start=start, end=end).table
+    queries = per_query_rows(logs, **common)
+    q = queries[(queries["team_a"] == a) & (queries["team_b"] == b)
+                & queries["experiment"].map(lambda v: v == exp)].iloc[0]
+    # by the query text, as the per-query Δ_AB above (the agreement joins qrels on qid)
+    table = outcomes.per_query(logs, a, b, "query").rename(columns={"qid": "query"})
     user_t = t_statistic(float(rec["p_value"]), float(rec["user_delta"]), float(rec["df"]))
     return InterleavingSection(
-        experiment=exp, treatment_team=t_team, control_team=c_team, result=_result(rec),
+        experiment=exp, treatment_team=a, control_team=b, result=_result(rec),
         impressions=int(rec["impressions"]),
         impressions_with_clicks=int(rec["impressions_with_clicks"]),
         wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
         users=int(rec["users"]), winner=rec["winner"], t_statistic=user_t,
-        per_query=_result(q),
-        n_queries=int(q["queries_decided"]), queries=table.reset_index(drop=True),
+        per_query=_result(q), n_queries=int(q["queries_decided"]),
+        queries=table.reset_index(drop=True),
     )
 
 

@@ -35,7 +35,10 @@ readout all show the fields below and nothing else, so every output carries the 
 - ``segments`` — with a segment column, ``{"column": it, "effects": Δ per segment of each
   primary metric and treatment (Holm over the segments), "heterogeneity": Cochran's Q per
   metric and treatment}`` (:func:`onlineeval.abtest.segments.segment_effects`), else None;
-- ``quantiles`` — quantile metrics (None until computed);
+- ``quantiles`` — the median and p90 of time to first click and of every numeric
+  per-search column the log has, per arm, with treatment − control and intervals clustered
+  by unit (Deng, Knoblich & Lu 2018: :func:`onlineeval.abtest.quantiles.quantile_effects`),
+  not a correction family; None when the log has no such value;
 - ``notes`` — what the readout warned about; ``excluded`` — rows left out, by reason.
 
 :meth:`Readout.to_dict` gives all of it as JSON-ready values (null for undefined numbers,

@@ -108,7 +108,7 @@ def render_text(ro: Readout) -> str:
         lines.append("")
         lines += _wrap(f"Δ = treatment − control; lift = treatment / control − 1 with a "
                        f"delta-method interval; test: {r.result.test}")
-    lines += _over_time_lines(ro) + _segment_lines(ro)
+    lines += _over_time_lines(ro) + _segment_lines(ro) + _quantile_lines(ro)
     il = ro.interleaving
     if il is not None:
         lines.append("")
@@ -168,6 +168,22 @@ def _segment_lines(ro: Readout) -> list[str]:
             f"segments (Δ per segment: --format json; Holm over segments); heterogeneity "
             f"{h['test']}: Q = {number(h['statistic'])}, df {h['df']}, p = "
             f"{pvalue(h['p_value'])} over {h['k']} segments with enough units")
+    return lines
+
+
+def _quantile_lines(ro: Readout) -> list[str]:
+    q = ro.quantiles
+    if q is None or not len(q):
+        return []
+    lines = [""]
+    for (metric, variant), part in q.groupby(["metric", "variant"], sort=False):
+        text = ", ".join(
+            f"p{round(100 * r['quantile'])} {number(r['control_value'])} → "
+            f"{number(r['treatment_value'])} (Δ {number(r['estimate'], signed=True)} "
+            f"[{number(r['ci_low'], signed=True)}, {number(r['ci_high'], signed=True)}], "
+            f"p = {pvalue(r['p_value'])})" for r in part.to_dict("records"))
+        lines += _wrap(f"quantiles of {metric} ({variant}; intervals clustered by unit, "
+                       f"unadjusted): {text}")
     return lines
 
 

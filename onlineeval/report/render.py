@@ -196,10 +196,10 @@ def _experiment_html(report: Report, r: Any) -> str:
             units = ", ".join(f"{k}: {v:,}" for k, v in r.srm.get("units", {}).items())
             parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
                          f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
-        parts.append(_table(r.ab, ["metric", "role", "variant", "control_value",
+        parts.append(_table(r.ab, [c for c in ["metric", "role", "variant", "control_value",
                                    "treatment_value",
                                    "estimate", "ci_low", "ci_high", "rel_diff",
-                                   "p_value", "p_adjusted", "significant"]))
+                                   "p_value", "p_adjusted", "significant"] if c in r.ab.columns]))
     if r.interleaving is not None and r.readout is None:
         parts.append("<h4>Interleaving (team-draft; team A = treatment, so estimate = Δ_AB "
                      "&gt; 0 means the treatment won)</h4>")

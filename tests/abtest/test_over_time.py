@@ -139,6 +139,17 @@ def test_last_calendar_day_is_the_readout_on_the_small_log():
         assert last[col] == ab[col], col
 
 
+def test_what_is_left_out_is_counted_and_warned():
+    with pytest.warns(UserWarning, match="1 units appear in more than one variant"):
+        df = effect_over_time(small_logs(), "control", "treatment", min_units=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ab = onlineeval.abtest(small_logs(), metrics=["ctr"])
+    assert df.attrs["excluded"] == ab.attrs["excluded"]
+    assert df.attrs["excluded"]["multi_variant_searches"] == 2
+    assert df.attrs["excluded"]["pre_exposure_searches"] == 1
+
+
 def test_by_days_since_exposure_by_hand():
     df = run(by="exposure_day")
     assert list(df["days_since_exposure"]) == [0, 1]

@@ -269,3 +269,17 @@ def test_over_time_ends_at_the_readouts_result(readout):
     assert last["estimate"] == pytest.approx(row.result.estimate, rel=1e-9)
     assert last["p_value"] == pytest.approx(row.result.p_value, rel=1e-6)
     assert set(readout.tables()) >= {"over_time_day", "over_time_exposure_day"}
+
+
+def test_quantiles_are_readstats_quantile_effects(logs, readout):
+    from onlineeval.abtest.quantiles import quantile_effects
+
+    q = readout.quantiles
+    assert set(q["quantile"]) == {0.5, 0.9} and set(q["metric"]) == {"time_to_first_click"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = quantile_effects(logs, "control", "treatment", "time_to_first_click", (0.5, 0.9))
+    assert q["estimate"].tolist() == want["estimate"].tolist()
+    assert q["p_value"].tolist() == pytest.approx(want["p_value"].tolist(), rel=1e-12,
+                                                  nan_ok=True)
+    assert "quantiles" in readout.tables()

@@ -61,3 +61,19 @@ def test_interleave_cli_shows_the_same_sign(readout, capsys):
     assert flip["team_a"] == "s060" and flip["estimate"] == pytest.approx(-rec["estimate"])
 
 # the report: tests/readout/test_report_without_runs.py (same experiment, same sign)
+
+
+def test_per_query_section_equals_the_per_query_readout(readout):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = onlineeval.interleaving_readout(LOGS, EXP, per_query=True, team_a="s100")
+    (rec,) = df.to_dict("records")
+    q = readout.interleaving.per_query
+    assert q.estimate == pytest.approx(rec["estimate"], rel=1e-12)
+    assert (q.ci_low, q.ci_high) == pytest.approx((rec["ci_low"], rec["ci_high"]), rel=1e-12)
+    assert readout.interleaving.n_queries == rec["queries_decided"]
+    # the per-query table (by query text): its mean Δ_q over decided queries is the
+    # per-query Δ_AB
+    table = readout.interleaving.queries
+    assert table["delta_q"].mean() == pytest.approx(q.estimate, rel=1e-12)
+    assert table["delta_q"].notna().sum() == readout.interleaving.n_queries

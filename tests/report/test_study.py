@@ -74,8 +74,10 @@ def test_minimal_study_uses_default_measures(tree):
     (GOOD.replace('"runs/c.run"', '"runs/zz.run"'),
      r"study.toml: experiment\[2\] \(a_vs_c\).treatment_run: file 'runs/zz.run' does not exist"),
     (GOOD.replace('name = "a_vs_c"', 'name = "a_vs_b"'), r"experiment\[2\].name: .* used twice"),
-    (GOOD.replace('control_run = "runs/a.run"\ntreatment_run = "runs/c.run"', ''),
-     r"experiment\[2\].control_run: required key is missing"),
+    # without runs an experiment is read out from its logs alone; one run alone is an error
+    (GOOD.replace('control_run = "runs/a.run"\ntreatment_run = "runs/c.run"',
+                  'control_run = "runs/a.run"'),
+     r"experiment\[2\].treatment_run: required key is missing"),
     (GOOD.replace('ab_logs = "ab"', 'ab_logs = "nolog"'),
      r"experiment\[1\] \(a_vs_b\).ab_logs: directory 'nolog' does not exist"),
     (GOOD.replace('measures = ["ndcg_cut_10", "map"]', 'measures = []'),

@@ -1,0 +1,35 @@
+-- name: ab/quantile_cdf_units
+-- computes: for each request (variant, threshold), per unit of the variant, the count of
+--   values at or below the threshold (x) and of values (y): the empirical CDF at the
+--   threshold is sum(x) / sum(y), a ratio metric whose delta-method variance respects the
+--   clustering of searches in units (Deng, Knoblich & Lu 2018; Python:
+--   onlineeval.stats.quantile). The rows stay in DuckDB: ab/xy_moments reduces them to one
+--   row per request.
+-- grain: one row per distinct requested (variant, threshold) and unit of the variant with
+--   a value
+-- params: variants, thresholds
+-- identifiers: rows
+-- rows: a view of ab/exposure_rows over ab/unit_sums by exposure keyed by the value column
+--   (one row per unit, variant and value, with its searches).
+-- variants, thresholds: lists of equal length; request i is (variants[i], thresholds[i]).
+-- units: those of the variant with at least one value.
+-- values: a value is the key cast to DOUBLE; NULL and NaN are no value.
+-- outputs: variant VARCHAR, key DOUBLE (the threshold), x DOUBLE, y DOUBLE.
+WITH
+requests AS (
+    SELECT DISTINCT
+        unnest(CAST($variants AS VARCHAR[])) AS variant,
+        unnest(CAST($thresholds AS DOUBLE[])) AS threshold
+),
+per_unit AS (
+    SELECT q.variant, q.threshold, r.unit,
+        CAST(coalesce(sum(r.searches) FILTER (WHERE CAST(r.key AS DOUBLE) <= q.threshold), 0)
+            AS DOUBLE) AS x,
+        CAST(sum(r.searches) AS DOUBLE) AS y
+    FROM {{rows}} AS r
+    JOIN requests AS q ON q.variant = r.variant
+    WHERE r.key IS NOT NULL AND NOT isnan(CAST(r.key AS DOUBLE))
+    GROUP BY q.variant, q.threshold, r.unit
+)
+SELECT variant, threshold AS key, x, y
+FROM per_unit
