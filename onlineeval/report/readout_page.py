@@ -630,13 +630,13 @@ def _interleaving(ro: Any) -> str:
             f"{num(s.ratio, 'estimate', k + '/ratio')} A/B units per interleaving user.</p>")
     qs = il.queries
     if qs is not None and len(qs):
-        top = qs.sort_values(["pages", "qid"], ascending=[False, True]).head(QUERIES_SHOWN)
-        rows = [[name_cell(r["qid"]),
-                 num_cell(r["pages"], "count", f"{k}/query/{r['qid']}/pages"),
-                 num_cell(r["wins_t"], "count", f"{k}/query/{r['qid']}/wins_t"),
-                 num_cell(r["wins_o"], "count", f"{k}/query/{r['qid']}/wins_o"),
-                 num_cell(r["ties"], "count", f"{k}/query/{r['qid']}/ties"),
-                 num_cell(r["delta_q"], "delta", f"{k}/query/{r['qid']}/delta_q")]
+        # the query text (the readout's per-query table), or a query id
+        qcol = "query" if "query" in qs.columns else "qid"
+        top = qs.sort_values(["pages", qcol], ascending=[False, True]).head(QUERIES_SHOWN)
+        rows = [[name_cell(r[qcol]),
+                 *(num_cell(r[c], "count", f"{k}/query/{r[qcol]}/{c}")
+                   for c in ("pages", "wins_t", "wins_o", "ties")),
+                 num_cell(r["delta_q"], "delta", f"{k}/query/{r[qcol]}/delta_q")]
                 for _, r in top.iterrows()]
         out.append(f"<h4>Per query: the {num(len(top), 'count', None)} with the most pages "
                    f"(of {num(il.n_queries, 'count', None)} queries with a decided page)</h4>")

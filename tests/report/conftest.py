@@ -100,7 +100,7 @@ def make_readout(name: str | None = "exp<1> & $5_vs_$10", metrics: int = 4,
     quantiles = comparison_frame(q_lead, q_res)
     queries = pd.DataFrame({
         "experiment": "x", "team": "new", "other_team": "old",
-        "qid": [f"q{k:03d}" for k in range(20)] + ["a very long query <zz> " * 4],
+        "query": [f"q{k:03d}" for k in range(20)] + ["a very long query <zz> " * 4],
         "pages": list(range(200, 0, -10)) + [5], "wins_t": 3, "wins_o": 2, "ties": 1,
         "delta_q": [0.1 * ((-1) ** k) for k in range(21)]})
     il = InterleavingSection(
