@@ -47,6 +47,14 @@ def summary_text(report: Report) -> str:
         verdict = "agree in sign" if lm["all_agree"] else "do NOT all agree in sign"
         lines.append(f"  large offline margins ({lm['rule']}): offline and interleaving "
                      f"{verdict} on {lm['n_agree']} of {lm['n_with_interleaving']} pairs")
+    verdicts: dict[str, list[str]] = {}
+    for r in report.experiments:
+        for d in (r.readout.decisions if r.readout is not None else ()):
+            who = r.experiment.name if len(r.readout.decisions) == 1 else \
+                f"{r.experiment.name} ({d.treatment})"
+            verdicts.setdefault(d.verdict, []).append(who)
+    for verdict, names in verdicts.items():
+        lines.append(f"  readout verdict {verdict} ({len(names)}): {', '.join(names)}")
     srm = [r.experiment.name for r in report.experiments if r.srm and r.srm.get("mismatch")]
     if srm:
         lines.append(f"  SAMPLE RATIO MISMATCH in: {', '.join(srm)}")

@@ -8,6 +8,7 @@ import math
 import re
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +23,9 @@ from onlineeval.report.plots import (
     position_ctr_curves,
     scatter_offline_online,
 )
+from onlineeval.report.readout_page import CSS as READOUT_CSS
+from onlineeval.report.readout_page import name_cell, readout_section, text_cell, toc
+from onlineeval.report.readout_page import table as fitted_table
 
 #: the section ids every report has, in order (tests and links rely on them)
 SECTIONS: tuple[str, ...] = (
@@ -29,18 +33,18 @@ SECTIONS: tuple[str, ...] = (
     "experiments-table", "experiments",
 )
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-max-width:1200px;padding:0 1em;color:#222;line-height:1.4}
-h1{font-size:1.6em}h2{border-bottom:2px solid #1f5fa8;padding-bottom:.2em;margin-top:2em}
-h3{margin-top:1.6em}table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
-th{background:#eef3fa}td:first-child,th:first-child{text-align:left}
-.ok{color:#1e7b34;font-weight:600}.bad{color:#b3261e;font-weight:700}
-.srm{background:#fdecea;border:2px solid #b3261e;padding:.5em 1em;margin:.6em 0}
-.note{color:#666;font-size:.9em}img{max-width:100%;border:1px solid #eee}
+#: the readout page's CSS (page width, tables, cards) and the report's own classes
+_CSS = READOUT_CSS + """
 .headline{background:#f4f8fd;border-left:4px solid #1f5fa8;padding:.6em 1em}
 """
+
+#: titles of the report's sections, for the table of contents
+_TITLES = {
+    "summary": "Summary", "agreement": "Offline–online agreement across experiments",
+    "scatter": "Offline Δ against online Δ", "forest": "A/B deltas (forest plot)",
+    "position-ctr": "Position CTR per variant", "tau-matrix": "Kendall τ-b matrix",
+    "experiments-table": "All experiments", "experiments": "Per experiment",
+}
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -60,15 +64,15 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 
 def _table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+    """``df`` as a table that fits the page (transposed where it would not:
+    :func:`onlineeval.report.readout_page.table`); names from the data wrap."""
     if df is None or not len(df):
         return '<p class="note">no rows</p>'
     cols = columns or list(df.columns)
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
-    body = []
-    for _, row in df[cols].iterrows():
-        cells = "".join(f"<td>{html.escape(_fmt(_plain(row[c])))}</td>" for c in cols)
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    rows = [[name_cell(_fmt(_plain(row[c]))) if isinstance(_plain(row[c]), str)
+             else text_cell(_fmt(_plain(row[c]))) for c in cols]
+            for _, row in df[cols].iterrows()]
+    return fitted_table([name_cell(c) for c in cols], rows)
 
 
 ROUNDING = ("Numbers are rounded to 4 decimals (3 for the per-query sign agreement, τ and ρ; "
@@ -165,10 +169,15 @@ def _experiment_html(report: Report, r: Any) -> str:
     parts = [f'<section id="{_slug(exp.name)}" class="experiment">',
              f"<h3>{html.escape(exp.name)}: control {html.escape(control)} → "
              f"treatment {html.escape(treatment)}</h3>"]
-    if r.readout is not None and r.readout.decisions:
-        d = r.readout.decisions[0]
-        parts.append(f"<p>Verdict: <b>{html.escape(d.verdict)}</b> — "
-                     f"{html.escape('; '.join(d.reasons))}</p>")
+    if r.readout is not None:
+        # the experiment's readout as `onlineeval readout -o` draws it, with the study's
+        # offline comparison as its offline prediction
+        curves = r.position_ctr
+        if curves is not None:
+            curves = curves[curves["variant"].astype(str).isin(
+                [str(r.readout.control), *map(str, r.readout.treatments)])]
+        ro = r.readout if r.offline is None else replace(r.readout, offline=r.offline)
+        parts.append(readout_section(ro, level=4, position_ctr=curves))
     if r.offline is not None:
         parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
                      f"{html.escape(report.study.correction)} correction; a = control, "
@@ -176,7 +185,7 @@ def _experiment_html(report: Report, r: Any) -> str:
         parts.append(_table(r.offline, ["measure", "n", "mean_a", "mean_b", "estimate",
                                         "ci_low", "ci_high", "p_value", "p_adjusted",
                                         "significant", "effect_size"]))
-    if r.ab is not None:
+    if r.ab is not None and r.readout is None:
         parts.append("<h4>A/B test (estimate = treatment − control, rel_diff = estimate / "
                      "control_value; the first online metric is primary, its p Holm-adjusted "
                      "within the primary family; the others' p unadjusted)</h4>")
@@ -191,7 +200,7 @@ def _experiment_html(report: Report, r: Any) -> str:
                                    "treatment_value",
                                    "estimate", "ci_low", "ci_high", "rel_diff",
                                    "p_value", "p_adjusted", "significant"] if c in r.ab.columns]))
-    if r.interleaving is not None:
+    if r.interleaving is not None and r.readout is None:
         parts.append("<h4>Interleaving (team-draft; team A = treatment, so estimate = Δ_AB "
                      "&gt; 0 means the treatment won)</h4>")
         cols = [c for c in ("team_a", "team_b", "impressions", "impressions_with_clicks",
@@ -228,11 +237,17 @@ def render_html(report: Report) -> str:
     out = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(study.title)} — onlineeval report</title>",
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{_CSS}</style></head><body><main>",
         f"<h1>{html.escape(study.title)}</h1>",
         f'<p class="note">onlineeval {__version__} · study {html.escape(str(study.path))} · '
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · α = {study.alpha:g}</p>",
-        f'<p class="note">{ROUNDING}</p>',
+        f'<p class="note">{ROUNDING} The per-experiment readouts spell numbers as '
+        "<code>onlineeval readout</code> does (significant digits).</p>",
+        # in a section of its own: every list and table of the report is in one
+        '<section id="toc">' + toc(
+            [r.readout for r in report.experiments if r.readout is not None],
+            [(sid, _TITLES[sid]) for sid in SECTIONS if sid in _present(report)],
+            with_parts=False) + "</section>",
         '<section id="summary"><h2>Summary</h2>',
     ]
     if srm_bad:
@@ -253,7 +268,7 @@ def render_html(report: Report) -> str:
                    '</h2><p class="note">No experiment of the study has runs: nothing to '
                    "agree with.</p></section>")
         out += _without_offline(report, study)
-        out.append("</body></html>")
+        out.append("</main></body></html>")
         return "\n".join(out)
 
     out.append('<section id="agreement"><h2>Offline–online agreement across experiments</h2>')
@@ -321,8 +336,17 @@ def render_html(report: Report) -> str:
     out.append('<section id="experiments"><h2>Per experiment</h2>')
     out.extend(_experiment_html(report, r) for r in report.experiments)
     out.append("</section>")
-    out.append("</body></html>")
+    out.append("</main></body></html>")
     return "\n".join(out)
+
+
+def _present(report: Report) -> set[str]:
+    """The report's sections on the page (a study without runs has no scatter or τ
+    matrix, and position CTR only with results)."""
+    if report.measures:
+        return set(SECTIONS)
+    present = {"summary", "agreement", "forest", "experiments-table", "experiments"}
+    return present | ({"position-ctr"} if len(_curves(report)) else set())
 
 
 def _without_offline(report: Report, study: Any) -> list[str]:

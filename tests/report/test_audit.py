@@ -71,6 +71,10 @@ class _Page(HTMLParser):
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
         self._tag = ""
+        # the readout sections' numbers: data-key -> shown text
+        self.numbers: dict[str, str] = {}
+        self._key: str | None = None
+        self._num: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -80,13 +84,19 @@ class _Page(HTMLParser):
             self._text, self._tag = [], tag
         elif tag == "table":
             self.tables.append({"section": self.sections[-1], "heading": self.heading,
-                                "rows": []})
+                                "rows": [], "transposed": "transposed" in a.get("class", ""),
+                                "continued": "continued" in a.get("class", "")})
         elif tag == "tr":
             self._row = []
         elif tag in ("td", "th"):
             self._cell = []
+        if tag == "span" and "data-key" in a:
+            self._key, self._num = a["data-key"], []
 
     def handle_endtag(self, tag):
+        if tag == "span" and self._key is not None:
+            self.numbers[self._key] = "".join(self._num)
+            self._key = None
         if tag == "section":
             self.sections.pop()
         elif tag == self._tag and self._text is not None:
@@ -106,6 +116,8 @@ class _Page(HTMLParser):
             self._row = None
 
     def handle_data(self, data):
+        if self._key is not None:
+            self._num.append(data)
         if self._cell is not None:
             self._cell.append(data)
         if self._text is not None:
@@ -113,12 +125,27 @@ class _Page(HTMLParser):
 
 
 def _frame(table: dict) -> pd.DataFrame:
-    head, *body = table["rows"]
+    rows = table["rows"]
+    if table["transposed"]:
+        # a table too wide for the page, shown transposed: its first column is the header
+        rows = [list(col) for col in zip(*rows, strict=True)]
+    head, *body = rows
     return pd.DataFrame(body, columns=head)
 
 
 def _tables(page: _Page, section: str) -> list[tuple[str, pd.DataFrame]]:
-    return [(t["heading"], _frame(t)) for t in page.tables if t["section"] == section]
+    """The section's tables; the transposed pieces of one table joined back together."""
+    out: list[tuple[str, pd.DataFrame]] = []
+    previous = None
+    for t in page.tables:
+        if t["section"] != section:
+            continue
+        if t["continued"] and previous is not None:
+            out[-1] = (t["heading"], pd.concat([out[-1][1], _frame(t)], ignore_index=True))
+        else:
+            out.append((t["heading"], _frame(t)))
+        previous = t
+    return out
 
 
 def shown_equals(cell: str, value: object) -> bool:
@@ -195,6 +222,7 @@ def audit(tmp_path_factory):
                 alpha=study.alpha, n_resamples=study.n_resamples, seed=study.seed)
         il = il[(il["team_a"] == exp.treatment_team) & (il["team_b"] == exp.control_team)]
         api[exp.name] = {"exp": exp, "offline": offline.reset_index(drop=True), "ab": ab,
+                         "ro": ro,
                          "il": il.reset_index(drop=True), "warnings": [str(w.message)
                                                                      for w in caught]}
     return report, page, data, study, api
@@ -221,37 +249,59 @@ def _api_table(study, api) -> pd.DataFrame:
 
 # --- HTML against the API ------------------------------------------------------------------
 
+def _shown_number(text: str, value: object) -> bool:
+    """A number of a readout section (significant digits, ``%`` for a percentage, a sign)
+    is ``value`` to the digits shown."""
+    if text.endswith("%"):
+        return shown_equals(text.removesuffix("%"), 100 * float(value))
+    return shown_equals(text, value)
+
+
 def test_per_experiment_tables_equal_the_api(audit):
+    """Each experiment's section: the offline table, and the readout section (as
+    `onlineeval readout -o` draws it) whose A/B and interleaving numbers are the API's."""
     _, page, _, _, api = audit
     for name, a in api.items():
-        section = "experiment-" + re.sub(r"[^A-Za-z0-9_-]+", "-", name)
-        tables = _tables(page, section)
-        assert len(tables) == 3, name
-        (h_off, off), (h_ab, ab), (h_il, il) = tables
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "-", name)
+        tables = _tables(page, "experiment-" + stem)
+        assert len(tables) == 1, name  # A/B and interleaving: in the readout section
+        ((h_off, off),) = tables
         assert "estimate = mean_b − mean_a" in h_off and "a = control" in h_off
         for cells, rec in zip(off.to_dict("records"), a["offline"].to_dict("records"),
                               strict=True):
             _assert_row(cells, {k: rec[k] for k in cells}, f"{name} offline")
-        assert "treatment − control" in h_ab
-        for cells, rec in zip(ab.to_dict("records"), a["ab"].to_dict("records"), strict=True):
-            _assert_row(cells, {k: rec[k] for k in cells}, f"{name} A/B")
-        assert "team A = treatment" in h_il
-        assert "estimate = Δ_AB > 0 means the treatment won" in h_il
-        assert il.loc[0, "team_a"] == a["exp"].treatment_team
-        _assert_row(il.loc[0].to_dict(), {k: a["il"].loc[0, k] for k in il.columns},
-                    f"{name} interleaving")
+        key = f"readout-{stem}"
+        for r in a["ro"].metrics:
+            k = f"{key}/{r.metric}/{r.treatment}"
+            p = r.result.p_adjusted if r.role == "primary" else r.result.p_value
+            for field, value in (("control_value", r.control_value),
+                                 ("treatment_value", r.treatment_value),
+                                 ("estimate", r.result.estimate),
+                                 ("estimate:ci_low", r.result.ci_low),
+                                 ("estimate:ci_high", r.result.ci_high),
+                                 ("rel_lift", r.rel_lift), ("p", p)):
+                shown = page.numbers[f"{k}/{field}"]
+                assert _shown_number(shown, value), (name, r.metric, field, shown, value)
+        il = a["il"].loc[0]
+        for field, value in (("estimate", il["estimate"]), ("estimate:ci_low", il["ci_low"]),
+                             ("estimate:ci_high", il["ci_high"]), ("p_value", il["p_value"]),
+                             ("wins", il["wins_a"]), ("losses", il["wins_b"]),
+                             ("ties", il["ties"])):
+            shown = page.numbers[f"{key}/interleaving/{field}"]
+            assert _shown_number(shown, value), (name, field, shown, value)
 
 
 def test_srm_line_equals_the_api(audit):
     _, page, _, _, api = audit
-    srm_lines = [p for p in page.paragraphs if p.startswith("SRM check")]
-    assert len(srm_lines) == len(api)
-    for line, a in zip(srm_lines, api.values(), strict=True):
+    srm_lines = [t for _, t in page.items if t.startswith("Sample ratio check")]
+    unit_lines = [t for _, t in page.items if "units per arm" in t]
+    assert len(srm_lines) == len(unit_lines) == len(api)
+    for line, units_line, a in zip(srm_lines, unit_lines, api.values(), strict=True):
         srm = a["ab"].attrs["srm"]
         assert not srm["mismatch"] and "no mismatch" in line
         p = re.search(r"χ² p = ([0-9.e+-]+)", line).group(1)
         assert shown_equals(p, srm["p_value"])
-        units = dict(re.findall(r"(\w+): ([\d,]+)", line.split("units", 1)[1]))
+        units = dict(re.findall(r"(\w+) ([\d,]+)", units_line.split("units per arm", 1)[1]))
         assert {k: int(v.replace(",", "")) for k, v in units.items()} == srm["units"]
 
 
@@ -433,7 +483,12 @@ def test_rounding_is_stated(audit):
     note = next(p for p in page.paragraphs if p.startswith("Numbers are rounded to 4 decimals"))
     assert "3 for the per-query sign agreement, τ and ρ" in note and "report.json" in note
     # and the cells do what it says: at most 4 decimals, or scientific notation
+    # (the per-experiment readouts spell numbers as `onlineeval readout` does, the note
+    # says: significant digits, checked in test_per_experiment_tables_equal_the_api)
+    assert "spell numbers as onlineeval readout does" in note
     for t in page.tables:
+        if t["section"].startswith("readout-"):
+            continue
         for row in t["rows"][1:]:
             for cell in row:
                 if re.fullmatch(r"-?[\d,]+\.\d+", cell):
@@ -726,9 +781,16 @@ def test_srm_banner_and_notes_are_real_on_a_simulated_study(tmp_path):
     banner = re.search(r"SAMPLE RATIO MISMATCH</b> in: ([^<]*?) — ", html_text)
     assert banner and banner.group(1) == "bad_vs_good"
     bad = next(r for r in report.experiments if r.experiment.name == "bad_vs_good")
-    assert bad.srm_message and bad.srm_message in html.unescape(html_text)
-    srm_lines = [p for p in page.paragraphs if p.startswith("SRM check")]
-    assert len(srm_lines) == 1 and "no mismatch" in srm_lines[0]
+    # each experiment's readout states its check: a mismatch only for bad_vs_good, with the
+    # API's p-value and units
+    srm_lines = {sec: t for sec, t in page.items if t.startswith("Sample ratio check")}
+    assert "MISMATCH" in srm_lines["readout-bad_vs_good-summary"]
+    assert "no mismatch" in srm_lines["readout-good_vs_bad-summary"]
+    p = re.search(r"χ² p = ([0-9.e+-]+)", srm_lines["readout-bad_vs_good-summary"]).group(1)
+    assert shown_equals(p, bad.srm["p_value"])
+    box = html.unescape(html_text).split("SAMPLE RATIO MISMATCH</b>: ")[1].split("</div>")[0]
+    counts = " ".join(f"{k} {v}" for k, v in bad.srm["units"].items())
+    assert f"units {counts.replace(' treatment', ', treatment')}" in box
     # the searches without a qid are counted on the per-query line, not paired as a query
     line = next(t for sec, t in page.items
                 if sec == "experiment-good_vs_bad" and "A/B CTR Δ" in t)

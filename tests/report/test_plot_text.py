@@ -15,18 +15,9 @@ BROKEN = r"x$\nosuchcommand$y"  # mathtext would fail to parse this and raise
 
 
 @pytest.fixture
-def drawn(monkeypatch):
+def drawn(keep_figures):
     """The figures the plot functions draw, kept for inspection."""
-    figures: list[Figure] = []
-    real = plots.to_png_base64
-
-    def keep(fig: Figure) -> str:
-        png = real(fig)
-        figures.append(fig)
-        return png
-
-    monkeypatch.setattr(plots, "to_png_base64", keep)
-    return figures
+    return keep_figures(plots)
 
 
 def texts(fig: Figure) -> list[Text]:

@@ -14,6 +14,7 @@ import pytest
 
 from onlineeval.agreement import PerQueryOnline
 from onlineeval.report import SECTIONS, build, render_html, report_dict, write_report
+from onlineeval.report.readout_page import PARTS
 from onlineeval.stats.results import ComparisonResult, comparison_frame
 
 # experiment -> (offline delta, interleaving delta, A/B ctr diff, A/B abandonment diff)
@@ -146,9 +147,15 @@ def _fake_curves(exp, logs, cache=None):
 
 
 @pytest.fixture
-def fake(monkeypatch):
+def fake(monkeypatch, readout_of):
+    def fake_ab(study, exp, logs):
+        # the per-experiment readout the report shows (its numbers: conftest.make_readout)
+        df, srm, message = _fake_ab(study, exp, logs)
+        df.attrs["readout"] = readout_of(name=exp.name)
+        return df, srm, message
+
     monkeypatch.setattr(build, "_offline", _fake_offline)
-    monkeypatch.setattr(build, "_ab", _fake_ab)
+    monkeypatch.setattr(build, "_ab", fake_ab)
     monkeypatch.setattr(build, "_interleaving", _fake_il)
     monkeypatch.setattr(build, "_per_query_interleaving", _fake_pq_il)
     monkeypatch.setattr(build, "_position_ctr", _fake_curves)
@@ -199,6 +206,9 @@ def test_report_html_renders_every_section_and_plot(study_file, fake, tmp_path):
         assert section in page.sections
     for name in FAKE:
         assert f"experiment-{name}" in page.sections
+        # the per-experiment readout, as `onlineeval readout -o` draws it
+        for part, _ in PARTS:
+            assert f"readout-{name}-{part}" in page.sections
     for plot in ("scatter", "forest", "position-ctr"):
         (src,) = page.images[plot]
         prefix = "data:image/png;base64,"
@@ -214,6 +224,18 @@ def test_report_html_renders_every_section_and_plot(study_file, fake, tmp_path):
     assert [e["name"] for e in data["experiments"]] == list(FAKE)
     assert data["experiments"][3]["srm"]["mismatch"] is True
     assert data["large_margin"]["all_agree"] is True
+    assert data["experiments"][0]["readout"]["verdict"] == "ship"
+
+
+def test_report_has_a_table_of_contents_and_no_table_wider_than_the_page(
+        study_file, fake, html_tools):
+    r = build.build_report(study_file)
+    page = html_tools.parse(render_html(r))
+    assert "contents" in page.ids and page.links
+    assert set(page.links) <= set(page.ids)
+    assert {f"readout-{name}" for name in FAKE} <= set(page.links)
+    assert set(SECTIONS) <= set(page.links)
+    html_tools.assert_tables_fit(page)
 
 
 def test_report_says_when_large_margins_disagree(study_file, fake, monkeypatch):
@@ -256,6 +278,7 @@ def test_cli_demo(study_file, fake, no_plots, tmp_path, capsys, monkeypatch):
     printed = capsys.readouterr().out
     assert f"report: {(out / 'report.html').resolve()}" in printed
     assert "large offline margins" in printed and "SAMPLE RATIO MISMATCH in: tiny" in printed
+    assert "readout verdict ship (4): big_win, win, loss, tiny" in printed
     assert (out / "report.html").is_file() and (out / "report.json").is_file()
     # without --study the demo finds the repository's sample study, from anywhere
     monkeypatch.chdir(tmp_path)
