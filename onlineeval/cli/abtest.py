@@ -9,7 +9,8 @@ import warnings
 
 import pandas as pd
 
-from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments, load
+from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments
+from onlineeval.cli._logs import load
 from onlineeval.cli._output import add_format_argument, emit
 from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning
 from onlineeval.formatting import records
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest import abtest
     from onlineeval.abtest.units import describe_window
 
-    logs = load(args.logs)
+    logs = load(args, always_report=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         treatments = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from onlineeval.cli._logs import add_logs_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "counterfactual"
@@ -13,7 +14,7 @@ HELP = ("estimate a candidate ranking's clicks@k from the logs of the ranker tha
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    add_logs_arguments(parser, "log directory (searches, results, clicks)")
     parser.add_argument("--run", required=True, metavar="FILE",
                         help="the candidate ranking as a TREC run; its qids must be values of "
                         "--query-column")
@@ -35,17 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="logged ranks read (default 10)")
     parser.add_argument("--confidence", type=float, default=0.95,
                         help="confidence of the interval (default 0.95)")
-    parser.add_argument("--strict", action="store_true",
-                        help="fail instead of excluding bad log rows")
     add_format_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.counterfactual import evaluate
-    from onlineeval.logs import load_logs
 
-    logs = load_logs(args.logs, strict=args.strict)
-    print(logs.report.summary(), file=sys.stderr)
+    logs = load(args)
     res = evaluate(logs, args.run, metric=args.metric, propensities=args.propensities,
                    estimator=args.estimator, clip=args.clip, query=args.query_column,
                    unit=args.unit, max_rank=args.max_rank, confidence=args.confidence)

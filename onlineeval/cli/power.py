@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from onlineeval.cli._experiment_args import add_log_arguments, load
+from onlineeval.cli._experiment_args import add_log_arguments
+from onlineeval.cli._logs import load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "power"
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest import power
 
-    logs = load(args.logs)
+    logs = load(args, always_report=False)
     df = power(
         logs, metrics=args.metrics, unit=args.unit, alpha=args.alpha, power=args.power,
         units=args.units, effect=args.effect, relative=not args.absolute,

@@ -141,7 +141,8 @@ def load_logs(
 
         con = connect()
     try:
-        return _load(path, searches, results, clicks, columns, strict, con)
+        with mapping.spelled_as(columns):
+            return _load(path, searches, results, clicks, columns, strict, con)
     except (SchemaError, LogFormatError) as exc:
         # a path or column name may hold a line break: keep the message on one line
         exc.args = (one_line(str(exc)),)
@@ -244,8 +245,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
         raise SchemaError(
             f"{source.label}: the {name} table lacks required column(s) "
             f"{', '.join(repr(m) for m in missing)}; its columns are: {', '.join(cols)}.{hint} "
-            f"Rename them in the file or pass a mapping, e.g. "
-            f"columns={{{name!r}: {{'<your column>': {missing[0].split()[0]!r}}}}}"
+            f"Rename them in the file or map them, e.g. "
+            f"{mapping.spelling().fix(name, '<your column>', missing[0].split()[0])}"
         )
     extras: list[str] = []
     if name == "searches":
