@@ -16,6 +16,7 @@ from scipy.stats import norm
 from onlineeval import queries
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.moments import Moments, ratio
 
 if TYPE_CHECKING:
@@ -208,6 +209,7 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     unit
         The randomization unit the standard error clusters on (default ``user_id``).
     """
+    logs = as_logs(logs)
     confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     if estimator not in ESTIMATORS:

@@ -25,6 +25,7 @@ from onlineeval.interleaving import outcomes
 from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult, comparison_frame
 from onlineeval.window import bounds
 
@@ -205,7 +206,7 @@ def interleaving_readout(
     for name, value, low in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
-    logs = outcomes.as_logs(logs)
+    logs = as_logs(logs)
     by = outcomes.check_by(logs, by)
     if per_query and not outcomes._has(logs, "searches", "query"):
         raise InputError(

@@ -113,8 +113,8 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
         # other tables' ids (see common_id_type)
         if kind == "id":
             return Conversion(q, False, "NULL")
-        target = {"text": "VARCHAR", "timestamp": "TIMESTAMP", "integer": "INTEGER",
-                  "double": "DOUBLE"}[kind]
+        target = {"text": "VARCHAR", "label": "VARCHAR", "timestamp": "TIMESTAMP",
+                  "integer": "INTEGER", "double": "DOUBLE"}[kind]
         return Conversion(f"CAST({q} AS {target})", False, target)
     if kind == "text":
         if t == "VARCHAR":
@@ -129,6 +129,16 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
             return Conversion(f"CAST({inner} AS BIGINT)", True, "BIGINT")
         if t in ("BOOLEAN",) or t.endswith("]") or t.startswith(("STRUCT", "MAP", "LIST")):
             raise UnsupportedType(f"an id must be text or an integer, not {source_type}")
+        return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
+    if kind == "label":
+        # a variant: its values as the log writes them, whole numbers or text, so that the
+        # control is named as the log names it (control=0 for an integer column)
+        if t == "VARCHAR" or t in INT_TYPES:
+            return Conversion(q, False, t)
+        if t in FLOAT_TYPES:
+            # pandas turns integer labels into floats when a value is missing
+            inner = _integral(q, "9.2e18")
+            return Conversion(f"CAST({inner} AS BIGINT)", True, "BIGINT")
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
     if kind == "timestamp":
         if t == "TIMESTAMP":
@@ -183,6 +193,7 @@ KIND_WORDS = {
     "count": "a whole number >= 0 (at most 2,147,483,647)",
     "duration": "a finite number >= 0",
     "text": "text",
+    "label": "text or a whole number",
 }
 
 

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.logs.coerce import as_logs
 from onlineeval.online.grouping import searches_columns
 
 if TYPE_CHECKING:
@@ -150,6 +151,7 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
         one row per search and the columns described in this module's docstring. The view is
         lazy: each query over it reads the clean log views again, in one plan.
     """
+    logs = as_logs(logs, loaded=True, what="onlineeval.online.search_facts")
     return facts_view(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)[0]
 
 

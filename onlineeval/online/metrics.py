@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from onlineeval import queries
+from onlineeval.logs.coerce import as_logs
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
 from onlineeval.online.facts import STATISTICS, facts_view
 from onlineeval.online.grouping import (
@@ -32,6 +33,7 @@ def metric_sums(
 
     Columns: the ``by`` columns, then the outputs of ``sql/online/metrics.sql``.
     """
+    logs = as_logs(logs)
     return _statistics(logs, resolve(logs, by), sat_dwell_s, session_gap_min)
 
 
@@ -85,6 +87,7 @@ def online_metrics(
     (:func:`onlineeval.online.search_facts`) aggregated per group; the ratios are taken in
     Python from the sums.
     """
+    logs = as_logs(logs)
     grouping = resolve(logs, by)
     warn_pooled_experiments(logs, grouping)
     stats = _statistics(logs, grouping, sat_dwell_s, session_gap_min)

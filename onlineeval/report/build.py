@@ -182,7 +182,7 @@ def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, s
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         df = abtest(
-            logs, control=exp.control_variant, treatments=[exp.treatment_variant],
+            logs, control=exp.control_variant, treatment=[exp.treatment_variant],
             metrics=list(study.online_metrics), alpha=study.alpha,
             correction=study.correction, experiment=exp.ab_experiment, seed=study.seed,
         )

@@ -169,7 +169,7 @@ def test_every_command_loading_logs_takes_the_mapping():
     # the discovery finds the commands known to load logs (else this checks nothing)
     assert {"online", "positions", "top-queries", "abtest", "power", "interleave",
             "counterfactual", "qrels-from-clicks", "clickmodel fit", "clickmodel compare",
-            "clickmodel harvest"} <= set(loading)
+            "clickmodel harvest", "validate"} <= set(loading)
     lacking = [c for c, options in loading.items()
                if not {"--columns", "--columns-file"} <= options]
     assert lacking == []

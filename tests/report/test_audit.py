@@ -175,7 +175,7 @@ def audit(tmp_path_factory):
                 exp.treatment_run, list(study.measures), test=study.test, alpha=study.alpha,
                 correction=study.correction, n_resamples=study.n_resamples, seed=study.seed)
             ab = onlineeval.abtest(
-                ab_logs, control=exp.control_variant, treatments=[exp.treatment_variant],
+                ab_logs, control=exp.control_variant, treatment=[exp.treatment_variant],
                 metrics=list(study.online_metrics), alpha=study.alpha,
                 correction=study.correction, experiment=exp.ab_experiment, seed=study.seed)
             il = onlineeval.interleaving_readout(
