@@ -66,6 +66,9 @@ class Logs:
         self._extras = extras
         self._types = types or {}
         self._sources = sources or {}
+        #: how the column mapping was written (the API's columns= or the command line's
+        #: options), for advice given after the load
+        self.spelling = mapping.spelling()
 
     @property
     def has_results(self) -> bool:

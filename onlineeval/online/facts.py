@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.logs.coerce import as_logs
+from onlineeval.logs.mapping import API
 from onlineeval.online.grouping import searches_columns
 
 if TYPE_CHECKING:
@@ -209,10 +210,13 @@ def _checked_columns(logs: Logs) -> list[str]:
     available = searches_columns(logs)
     clash = sorted(set(available) & set(RESERVED))
     if clash:
+        spelling = getattr(logs, "spelling", API)
+        # a mapping renames to canonical names only: such a column can only be left out
+        fix = spelling.fix("searches", clash[0], None)
         raise SchemaError(
             f"the searches table of {logs.source} has column(s) {', '.join(clash)}, names the "
-            f"online metrics compute themselves; rename them when loading, e.g. "
-            f"load_logs(..., columns={{'searches': {{{clash[0]!r}: 'src_{clash[0]}'}}}})"
+            f"online metrics compute themselves; leave them out when loading, e.g. "
+            f"{fix if spelling.cli else f'load_logs(..., {fix})'}"
         )
     return available
 

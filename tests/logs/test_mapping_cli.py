@@ -173,3 +173,20 @@ def test_every_command_loading_logs_takes_the_mapping():
     lacking = [c for c, options in loading.items()
                if not {"--columns", "--columns-file"} <= options]
     assert lacking == []
+
+
+def test_a_column_named_like_a_fact_gets_advice_that_works(capsys, tmp_path):
+    # the advice used to rename to 'src_has_click', which the mapping refuses (not canonical)
+    (tmp_path / "searches.csv").write_text("search_id,user_id,has_click\ns1,u1,x\n")
+    (tmp_path / "clicks.csv").write_text("search_id,rank\ns1,1\n")
+    code, _, err = _run(capsys, "online", tmp_path)
+    assert code == 2 and "leave them out when loading, e.g. --columns searches.has_click=" in err
+    code, out, err = _run(capsys, "online", tmp_path, "--columns", "searches.has_click=",
+                          "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)[0]["searches"] == 1
+    with pytest.raises(SchemaError, match=r"columns=\{'searches': \{'has_click': None\}\}"):
+        onlineeval.online_metrics(tmp_path)
+    df = onlineeval.online_metrics(onlineeval.load_logs(
+        tmp_path, columns={"searches": {"has_click": None}}))
+    assert list(df["searches"]) == [1]
