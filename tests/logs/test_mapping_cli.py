@@ -190,3 +190,28 @@ def test_a_column_named_like_a_fact_gets_advice_that_works(capsys, tmp_path):
     df = onlineeval.online_metrics(onlineeval.load_logs(
         tmp_path, columns={"searches": {"has_click": None}}))
     assert list(df["searches"]) == [1]
+
+
+def test_a_mapping_file_with_bom_crlf_and_glob_characters_in_its_name(capsys, tmp_path,
+                                                                      renamed, tiny_dir):
+    f = tmp_path / "map[1]*.toml"
+    f.write_bytes(b"\xef\xbb\xbf" + TOML.replace("\n", "\r\n").encode("utf-8"))
+    (tmp_path / "map1x.toml").write_text("[searches]\nnope = 'query'\n")  # a glob would match
+    want = _run(capsys, "online", tiny_dir, "--format", "json")[1]
+    code, out, err = _run(capsys, "online", renamed, "--columns-file", f, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(want)
+    # a line number is still found in a CRLF file: the mapping's entry on line 6
+    assert parse(None, [f]).spelling.where("searches", "arm") == f"{f}:6"
+
+
+def test_quoted_keys_in_the_file_name_their_line(tmp_path):
+    f = tmp_path / "m.toml"
+    f.write_text('results.team = ""\n[searches]\n"user id" = "user_id"\n\n[clicks]\n'
+                 '\'pos\' = "rank"\n', encoding="utf-8")
+    m = parse(None, [f])
+    assert dict(m) == {"results": {"team": None}, "searches": {"user id": "user_id"},
+                       "clicks": {"pos": "rank"}}
+    assert m.spelling.where("results", "team") == f"{f}:1"
+    assert m.spelling.where("searches", "user id") == f"{f}:3"
+    assert m.spelling.where("clicks", "pos") == f"{f}:6"
