@@ -120,25 +120,18 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
         if t == "VARCHAR":
             return Conversion(q, False, "VARCHAR")
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
-    if kind == "id":
+    if kind in ("id", "label"):
+        # ids, and variants (labels: the control is named as the log names it, control=0 for
+        # an integer column), keep their values as written: whole numbers or text
         if t == "VARCHAR" or t in INT_TYPES:
             return Conversion(q, False, t)
         if t in FLOAT_TYPES:
             # pandas turns integer ids into floats when a value is missing
             inner = _integral(q, "9.2e18")
             return Conversion(f"CAST({inner} AS BIGINT)", True, "BIGINT")
-        if t in ("BOOLEAN",) or t.endswith("]") or t.startswith(("STRUCT", "MAP", "LIST")):
+        if kind == "id" and (t in ("BOOLEAN",) or t.endswith("]")
+                             or t.startswith(("STRUCT", "MAP", "LIST"))):
             raise UnsupportedType(f"an id must be text or an integer, not {source_type}")
-        return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
-    if kind == "label":
-        # a variant: its values as the log writes them, whole numbers or text, so that the
-        # control is named as the log names it (control=0 for an integer column)
-        if t == "VARCHAR" or t in INT_TYPES:
-            return Conversion(q, False, t)
-        if t in FLOAT_TYPES:
-            # pandas turns integer labels into floats when a value is missing
-            inner = _integral(q, "9.2e18")
-            return Conversion(f"CAST({inner} AS BIGINT)", True, "BIGINT")
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
     if kind == "timestamp":
         if t == "TIMESTAMP":
