@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.logs.load import Logs, load_logs
 from onlineeval.logs.schema import TABLES
 
 #: what the messages say a log argument may be
@@ -31,7 +32,8 @@ def as_logs(logs: Any, *, loaded: bool = False, what: str = "") -> Any:
     ``what`` names the function for that message. An object with a DuckDB ``con`` holding
     the views searches, results and clicks is taken as loaded.
     """
-    if isinstance(getattr(logs, "con", None), duckdb.DuckDBPyConnection):
+    if isinstance(logs, Logs) or isinstance(getattr(logs, "con", None),
+                                            duckdb.DuckDBPyConnection):
         return logs
     if loaded:
         raise InvalidParameterError(
@@ -39,8 +41,6 @@ def as_logs(logs: Any, *, loaded: bool = False, what: str = "") -> Any:
             f"result is a view on that log's connection, logs.con); got "
             f"{type(logs).__name__}. Load it first: logs = onlineeval.load_logs(...)"
         )
-    from onlineeval.logs.load import load_logs
-
     if isinstance(logs, str | os.PathLike):
         return load_logs(logs)
     if isinstance(logs, Mapping) and logs:
