@@ -14,7 +14,7 @@ from onlineeval import queries
 from onlineeval.abtest.metrics import ORDER, UNIT_SUMS, missing, resolve
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units
 from onlineeval.abtest.units import unit_sums_query
-from onlineeval.errors import InvalidParameterError, UnknownNameError
+from onlineeval.errors import InvalidParameterError
 from onlineeval.logs import variants
 from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.moments import Moments, ratio
@@ -94,12 +94,7 @@ def power(
     sql, params, known = unit_sums_query(logs, unit=unit, experiment=experiment)
     given_variant = variant
     if variant is not None:
-        variant = variants.key(logs, variant, "variant", known)
-    if variant is not None and variant not in known:
-        raise UnknownNameError(
-            f"unknown variant {given_variant!r}; the log's variants are: "
-            f"{variants.shown(logs, known) or '(none)'}"
-        )
+        variant = variants.checked(logs, variant, "variant", known)
     columns = [*UNIT_SUMS, "units"]
     n, null_searches, moments = _baseline_moments(
         logs.con, sql, params, variant,

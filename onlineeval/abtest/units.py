@@ -31,6 +31,7 @@ import pandas as pd
 
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.logs import variants
 from onlineeval.queries import load
 from onlineeval.window import bounds, describe, timestamp
 
@@ -244,9 +245,7 @@ def unit_sums_query(
         # the log's only experiment: searches outside it are left out and counted, never
         # pooled with its exposures
         experiment = names[0]
-    variants = load("ab/variants")
-    known = [r[0] for r in con.execute(variants.render(),
-                                        variants.bind(experiment=experiment)).fetchall()]
+    known = variants.names(logs, experiment)
     facts = search_facts(logs)
     q = load("ab/unit_sums")
     w = window or Window()

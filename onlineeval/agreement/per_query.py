@@ -26,6 +26,7 @@ import pandas as pd
 
 from onlineeval.agreement.within import per_query_agreement
 from onlineeval.levels import check_level
+from onlineeval.logs import variants
 from onlineeval.logs.coerce import as_logs
 
 
@@ -112,6 +113,10 @@ def per_query_ab_ctr(logs: Any, experiment: str, control: str, treatment: str,
     variants; undefined for a query searched in one arm only."""
     logs = as_logs(logs)
     from onlineeval.online.per_query import ab_ctr_per_query
+
+    known = variants.names(logs, experiment)
+    control = variants.checked(logs, control, "control", known)
+    treatment = variants.checked(logs, treatment, "treatment", known)
 
     table = ab_ctr_per_query(logs, experiment, control, treatment, query_column(logs))
     return PerQueryOnline(table, "ctr_delta", ("searches_control", "searches_treatment"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from onlineeval import queries
 from onlineeval.errors import UnknownNameError
 from onlineeval.logs.casting import INT_TYPES, base_type
 
@@ -24,6 +25,22 @@ def is_integer(logs: Any) -> bool:
     column_type = getattr(logs, "column_type", None)
     sql_type = column_type("searches", "variant") if callable(column_type) else None
     return sql_type is not None and base_type(sql_type) in INT_TYPES
+
+
+def names(logs: Any, experiment: str | None = None) -> list[str]:
+    """The texts of the variants of ``experiment`` (of the whole log when None), sorted."""
+    q = queries.load("ab/variants")
+    return [r[0] for r in logs.con.execute(q.render(), q.bind(experiment=experiment)).fetchall()]
+
+
+def checked(logs: Any, given: Any, role: str, known: Sequence[str]) -> str:
+    """:func:`key`, and an error when the log has no such variant."""
+    text = key(logs, given, role, known)
+    if text not in known:
+        what = role if role == "variant" else f"{role} variant"
+        raise UnknownNameError(f"unknown {what} {given!r}; the log's variants are: "
+                               f"{shown(logs, known) or '(none)'}")
+    return text
 
 
 def value(logs: Any, name: str) -> Any:

@@ -223,3 +223,16 @@ def test_cli_reads_a_variant_with_the_columns_type(sim, int_arms, capsys):
     err = capsys.readouterr().err
     assert "control='zero' is a str, but the log's variant column holds whole numbers (0, 1)" \
         in err
+
+
+def test_per_query_ab_ctr_checks_the_arms(sim, int_arms):
+    # an arm the log lacks used to give a table of empty arms without a word
+    directory, _ = sim
+    with pytest.raises(UnknownNameError, match=r"unknown treatment variant 'c'; the log's "
+                                               r"variants are: 'a', 'b'"):
+        onlineeval.agreement.per_query_ab_ctr(directory, "a_vs_b", "a", "c")
+    with pytest.raises(UnknownNameError, match=r"control='0' is a str.*pass control=0"):
+        onlineeval.agreement.per_query_ab_ctr(int_arms, "a_vs_b", "0", 1)
+    by_int = onlineeval.agreement.per_query_ab_ctr(int_arms, "a_vs_b", 0, 1).table
+    by_text = onlineeval.agreement.per_query_ab_ctr(directory, "a_vs_b", "a", "b").table
+    pd.testing.assert_frame_equal(by_int, by_text)
