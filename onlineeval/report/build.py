@@ -178,11 +178,14 @@ def _offline(study: Study, exp: Experiment,
 
 def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, str]:
     from onlineeval import abtest
+    from onlineeval.logs.variants import from_text
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        # the study file names variants as text: read with the log's variant type, as the CLI
         df = abtest(
-            logs, control=exp.control_variant, treatment=[exp.treatment_variant],
+            logs, control=from_text(logs, exp.control_variant),
+            treatment=[from_text(logs, exp.treatment_variant)],
             metrics=list(study.online_metrics), alpha=study.alpha,
             correction=study.correction, experiment=exp.ab_experiment, seed=study.seed,
         )
@@ -224,8 +227,10 @@ def _per_query_interleaving(exp: Experiment, logs: Any) -> PerQueryOnline:
 
 def _per_query_ab(exp: Experiment, logs: Any) -> PerQueryOnline:
     """Per-query CTR difference treatment − control."""
-    return per_query_ab_ctr(logs, exp.ab_experiment, exp.control_variant,
-                            exp.treatment_variant)
+    from onlineeval.logs.variants import from_text
+
+    return per_query_ab_ctr(logs, exp.ab_experiment, from_text(logs, exp.control_variant),
+                            from_text(logs, exp.treatment_variant))
 
 
 def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
