@@ -280,7 +280,8 @@ def fit(logs: Logs, model: str = "dbn", *, prior: tuple[float, float] = (1.0, 1.
     Parameters
     ----------
     logs
-        A log with ``searches.query`` and a results table (:func:`onlineeval.load_logs`).
+        A log with ``searches.query`` and a results table: a :class:`~onlineeval.logs.Logs`,
+        a log directory or a dict of tables (:func:`onlineeval.logs.as_logs`).
     model
         ``ctr``, ``pbm``, ``cascade``, ``dcm``, ``ubm``, ``sdbn`` or ``dbn``
         (:data:`onlineeval.clickmodels.MODELS`).

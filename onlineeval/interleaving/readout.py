@@ -126,7 +126,8 @@ def interleaving_readout(
     Parameters
     ----------
     logs
-        A :class:`onlineeval.Logs` from :func:`onlineeval.load_logs`, or a log directory.
+        A :class:`onlineeval.Logs` from :func:`onlineeval.load_logs`, a log directory or a
+        dict of tables (:func:`onlineeval.logs.as_logs`).
         Interleaved pages are searches whose ``results.team`` names the ranker that placed
         each result (see ``sql/interleaving/page_outcomes.sql`` for the exact credit rule).
     experiment

@@ -138,7 +138,8 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
     Parameters
     ----------
     logs
-        A loaded log (:func:`onlineeval.load_logs`).
+        A log loaded with :func:`onlineeval.load_logs` (the view is made on its
+        connection, so a path is refused).
     sat_dwell_s
         Dwell (seconds) from which a click is satisfied; >= 0.
     session_gap_min

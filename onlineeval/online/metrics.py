@@ -58,7 +58,8 @@ def online_metrics(
     Parameters
     ----------
     logs
-        A loaded log (:func:`onlineeval.load_logs`).
+        A :class:`~onlineeval.logs.Logs`, a log directory or a dict of tables (whatever
+        :func:`onlineeval.logs.as_logs` accepts).
     by
         Group columns: any columns of ``searches`` (e.g. ``variant``, ``experiment``) and/or
         a time bucket of the search ts: ``hour``, ``day`` or ``week`` (Monday-based). A

@@ -21,7 +21,8 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
     Parameters
     ----------
     logs
-        A loaded log with a results table.
+        A log with a results table: a :class:`~onlineeval.logs.Logs`, a log directory or a
+        dict of tables (:func:`onlineeval.logs.as_logs`).
     by
         Group columns, as for :func:`onlineeval.online_metrics` (default: none).
 
