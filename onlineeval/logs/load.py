@@ -264,7 +264,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
         raise SchemaError(
             f"{source.label}: the {name} table lacks required column(s) "
             f"{', '.join(repr(m) for m in missing)}; its columns are: {', '.join(cols)}.{hint} "
-            f"Rename them in the file or map them, e.g. "
+            f"Rename them in the file or pass a mapping, e.g. "
             f"{mapping.spelling().fix(name, '<your column>', missing[0].split()[0])}"
         )
     extras: list[str] = []
