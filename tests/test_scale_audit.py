@@ -218,11 +218,11 @@ def test_power_matches_moments_of_per_unit_sums() -> None:
 
 
 def test_interleaving_fetches_per_user_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    import onlineeval.interleaving.outcomes as outcomes
+    import onlineeval.interleaving.readout as readout
 
     logs, con = _logs(team=True)
     # as_logs insists on a real DuckDB connection; the wrapper stands in for one here
-    monkeypatch.setattr(outcomes, "as_logs", lambda x: x)
+    monkeypatch.setattr(readout, "as_logs", lambda x: x)
     out = onlineeval.interleaving_readout(logs)
     assert len(out) == 1
     assert max(con.fetched) <= USERS

@@ -1,6 +1,6 @@
 """A/B experiment analysis: per-unit sums in SQL, statistics in :mod:`onlineeval.stats`.
 
-``abtest(logs, control="control", treatments=None, metrics=None, unit="user_id",
+``abtest(logs, control="control", treatment=None, metrics=None, unit="user_id",
 alpha=0.05, correction="holm", pre_period=None, *, experiment=None, start=None, end=None,
 cuped=None, ...)`` reads out an experiment (each unit's exposures from its first one on,
 inside the window; :mod:`onlineeval.abtest.units` says which searches count);

@@ -20,7 +20,6 @@ from onlineeval.abtest.metrics import ABMetric, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
 from onlineeval.abtest.units import (
     analysis_window,
-    as_logs,
     check_arms,
     exposure_rows,
     moments_of,
@@ -29,6 +28,7 @@ from onlineeval.abtest.units import (
 )
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.results import RESULT_COLUMNS, TwoArmStats, comparison_frame
 
 #: the two readings of "over time" (``by``)

@@ -25,7 +25,6 @@ from onlineeval.abtest.metrics import METRICS, missing
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units
 from onlineeval.abtest.units import (
     analysis_window,
-    as_logs,
     check_arms,
     exposure_rows,
     moments_of,
@@ -34,6 +33,7 @@ from onlineeval.abtest.units import (
 )
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.quantile import (
     QuantileArm,
     cdf_sigma,

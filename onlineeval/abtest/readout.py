@@ -31,13 +31,14 @@ from onlineeval.abtest.metrics import ORDER, ABMetric, missing, resolve
 from onlineeval.abtest.units import (
     UnitData,
     analysis_window,
-    as_logs,
     check_variants,
     load_units,
     parse_pre_period,
 )
 from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning, UnknownNameError
 from onlineeval.levels import check_level
+from onlineeval.logs import variants
+from onlineeval.logs.coerce import as_logs
 from onlineeval.registry import Registry
 from onlineeval.stats.cuped import cuped_compare
 from onlineeval.stats.moments import Moments, ratio
@@ -166,25 +167,31 @@ def _zero_variance(values: np.ndarray) -> bool:
 
 
 def abtest(
-    logs: Any, control: str = "control", treatments: list[str] | str | None = None,
+    logs: Any, control: Any = "control", treatment: Any = None,
     metrics: list[str] | str | None = None, unit: str = "user_id", alpha: float = 0.05,
     correction: str = "holm", pre_period: Any = None, *, experiment: str | None = None,
     test: str = "auto", expected_split: Mapping[str, float] | None = None,
     srm_alpha: float = 0.001, bootstrap_reps: int = 2000, seed: int = 0,
     start: Any = None, end: Any = None, cuped: bool | None = None,
-    min_units: int = MIN_UNITS,
+    min_units: int = MIN_UNITS, treatments: Any = None,
 ) -> pd.DataFrame:
     """Compare each treatment variant with the control on each metric, per randomization unit.
 
     Parameters
     ----------
     logs
-        A :class:`~onlineeval.logs.Logs` (from :func:`onlineeval.load_logs`) or a log
-        directory.
+        A :class:`~onlineeval.logs.Logs` (from :func:`onlineeval.load_logs`), a log
+        directory, or a dict of tables: whatever :func:`onlineeval.logs.as_logs` accepts.
     control
-        Name of the control variant (``searches.variant`` value).
+        The control variant, a ``searches.variant`` value in the log's own type: ``0`` when
+        the log writes its variants as whole numbers, ``"control"`` when as text (a value of
+        the other type is an error listing the log's values).
+    treatment
+        The variant(s) to compare with the control (one value, a list, or for text variants a
+        comma-separated string); default every other variant with units. ``--treatment`` on
+        the command line.
     treatments
-        Variants to compare with the control; default every other variant with units.
+        Deprecated spelling of ``treatment`` (a DeprecationWarning says so).
     metrics
         Names from :data:`onlineeval.abtest.metrics.METRICS` (list or comma-separated);
         default all of them (without the timestamp-based ones when the log has no ``ts``).
@@ -293,6 +300,13 @@ def abtest(
         raise InvalidParameterError(
             f"CUPED (pre_period, cuped) works with test='auto' only; got test={test!r}"
         )
+    if treatments is not None:
+        if treatment is not None:
+            raise InvalidParameterError("give treatment= only (treatments= is its old name)")
+        warnings.warn("abtest(treatments=...) is deprecated; use treatment= (as the CLI's "
+                      "--treatment), which takes one variant or a list", DeprecationWarning,
+                      stacklevel=2)
+        treatment = treatments
     logs = as_logs(logs)
     chosen = resolve(metrics, logs)
     if not chosen:
@@ -310,7 +324,10 @@ def abtest(
         )
     data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment,
                       start=window.start, end=window.end, cuped=window.cuped)
-    treat = check_variants(data, control, treatments)
+    given_control = control
+    control, treatment, expected_split = _variant_keys(logs, data.known_variants, control,
+                                                       treatment, expected_split)
+    treat = check_variants(data, control, treatment)
     srm = srm_test(_srm_units(data, control, expected_split), expected_split, srm_alpha)
     if srm.mismatch:
         warnings.warn(srm.message(), SampleRatioMismatchWarning, stacklevel=2)
@@ -377,6 +394,9 @@ def abtest(
     df.loc[open_, "verdict"] = np.where(df.loc[open_, "p_adjusted"] < alpha, SIGNIFICANT,
                                         NOT_SIGNIFICANT)
     df["significant"] = (df["verdict"] == SIGNIFICANT).astype(bool)
+    if variants.is_integer(logs):
+        df["variant"] = pd.Series([variants.value(logs, v) for v in df["variant"]],
+                                  index=df.index, dtype="int64")
     cuped_cols = ["cuped_variance_reduction", "cuped_applied"] if window.cuped else []
     df = df[list(COLUMNS) + cuped_cols]
     notes.warn(min_units)
@@ -384,9 +404,32 @@ def abtest(
         "srm": srm.to_dict(), "srm_message": srm.message(), "excluded": dict(data.excluded),
         "window": dict(data.window), "experiment": data.experiment,
         "tests": used, "alpha": alpha, "correction": correction, "unit": unit,
-        "control": control, "min_units": min_units,
+        "control": given_control, "min_units": min_units,
     })
     return df
+
+
+def _variant_keys(
+    logs: Any, names: list[str], control: Any, treatment: Any,
+    expected_split: Mapping[Any, float] | None,
+) -> tuple[str, list[str] | None, dict[str, float] | None]:
+    """The arms' keys (the text of each variant) of the variants the arguments name, each
+    checked to have the type of the log's variant column (:mod:`onlineeval.logs.variants`)."""
+    control_key = variants.key(logs, control, "control", names)
+    treatment_keys = None
+    if treatment is not None:
+        if isinstance(treatment, str) and not variants.is_integer(logs):
+            listed: list[Any] = [t.strip() for t in treatment.split(",") if t.strip()]
+        elif isinstance(treatment, list | tuple):
+            listed = list(treatment)
+        else:
+            listed = [treatment]
+        treatment_keys = [variants.key(logs, t, "treatment", names) for t in listed]
+    split = None
+    if expected_split is not None:
+        split = {variants.key(logs, v, "expected_split", names): share
+                 for v, share in expected_split.items()}
+    return control_key, treatment_keys, split
 
 
 class _Notes:

@@ -27,13 +27,13 @@ from onlineeval.abtest.metrics import UNIT_SUMS, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
 from onlineeval.abtest.units import (
     analysis_window,
-    as_logs,
     check_arms,
     unit_arrays,
     unit_sums_query,
 )
 from onlineeval.errors import SchemaError, UnknownNameError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.heterogeneity import cochran_q
 from onlineeval.stats.moments import Moments
 from onlineeval.stats.multiple import CORRECTIONS

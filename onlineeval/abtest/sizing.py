@@ -13,8 +13,10 @@ import pandas as pd
 from onlineeval import queries
 from onlineeval.abtest.metrics import ORDER, UNIT_SUMS, missing, resolve
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units
-from onlineeval.abtest.units import as_logs, unit_sums_query
-from onlineeval.errors import InvalidParameterError, UnknownNameError
+from onlineeval.abtest.units import unit_sums_query
+from onlineeval.errors import InvalidParameterError
+from onlineeval.logs import variants
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.moments import Moments, ratio
 from onlineeval.stats.power import mde, units_needed, z_sum
 
@@ -90,11 +92,9 @@ def power(
             "choose other metrics (see onlineeval.online.METRICS for the requirements)"
         )
     sql, params, known = unit_sums_query(logs, unit=unit, experiment=experiment)
-    if variant is not None and variant not in known:
-        raise UnknownNameError(
-            f"unknown variant {variant!r}; the log's variants are: "
-            f"{', '.join(known) or '(none)'}"
-        )
+    given_variant = variant
+    if variant is not None:
+        variant = variants.checked(logs, variant, "variant", known)
     columns = [*UNIT_SUMS, "units"]
     n, null_searches, moments = _baseline_moments(
         logs.con, sql, params, variant,
@@ -139,7 +139,7 @@ def power(
                 row["units_per_arm_needed"] = max(need, float(min_units))
         out.append(row)
     df = pd.DataFrame(out, columns=list(POWER_COLUMNS))
-    df.attrs.update({"excluded": excluded, "unit": unit, "variant": variant})
+    df.attrs.update({"excluded": excluded, "unit": unit, "variant": given_variant})
     return df
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ import pandas as pd
 from onlineeval import queries
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.logs import variants
 from onlineeval.queries import load
 from onlineeval.stats.moments import Moments
 from onlineeval.window import bounds, describe, timestamp
@@ -96,20 +96,6 @@ class UnitData:
 
     def col(self, name: str) -> int:
         return self.columns.index(name)
-
-
-def as_logs(logs: Any) -> Any:
-    """Accept a :class:`~onlineeval.logs.Logs` or a path to a log directory."""
-    if isinstance(logs, str | Path):
-        from onlineeval.logs import load_logs
-
-        return load_logs(logs)
-    if not hasattr(logs, "con") or not hasattr(logs, "has"):
-        raise InvalidParameterError(
-            "logs must be a Logs object from onlineeval.load_logs or a path to a log "
-            f"directory; got {type(logs).__name__}"
-        )
-    return logs
 
 
 def parse_pre_period(value: Any) -> PrePeriod | None:
@@ -265,9 +251,7 @@ def unit_sums_query(
         # the log's only experiment: searches outside it are left out and counted, never
         # pooled with its exposures
         experiment = names[0]
-    variants = load("ab/variants")
-    known = [r[0] for r in con.execute(variants.render(),
-                                        variants.bind(experiment=experiment)).fetchall()]
+    known = variants.names(logs, experiment)
     facts = search_facts(logs)
     q = load("ab/unit_sums")
     w = window or Window()
@@ -422,12 +406,12 @@ def check_variants(
         known(t, "treatment")
         if t == control:
             raise InvalidParameterError(
-                f"variant {t!r} is the control; list only treatments in treatments"
+                f"variant {t!r} is the control; list only treatments in treatment"
             )
         if t not in out:
             out.append(t)
     if not out:
-        raise InvalidParameterError("treatments is empty; give at least one variant name")
+        raise InvalidParameterError("treatment is empty; give at least one variant name")
     return out
 
 

@@ -26,6 +26,8 @@ import pandas as pd
 
 from onlineeval.agreement.within import per_query_agreement
 from onlineeval.levels import check_level
+from onlineeval.logs import variants
+from onlineeval.logs.coerce import as_logs
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def per_query_interleaving(logs: Any, experiment: str | None, team: str, other: 
     """
     from onlineeval.interleaving import outcomes
 
-    logs = outcomes.as_logs(logs)
+    logs = as_logs(logs)
     if not _page_outcomes_defined(logs, experiment, start, end):
         outcomes.page_outcomes(logs, experiment, start=start, end=end)
     table = outcomes.per_query(logs, team, other, query_column(logs))
@@ -109,7 +111,12 @@ def per_query_ab_ctr(logs: Any, experiment: str, control: str, treatment: str,
                      ) -> PerQueryOnline:
     """Per-query CTR difference treatment − control over the searches of ``experiment``'s two
     variants; undefined for a query searched in one arm only."""
+    logs = as_logs(logs)
     from onlineeval.online.per_query import ab_ctr_per_query
+
+    known = variants.names(logs, experiment)
+    control = variants.checked(logs, control, "control", known)
+    treatment = variants.checked(logs, treatment, "treatment", known)
 
     table = ab_ctr_per_query(logs, experiment, control, treatment, query_column(logs))
     return PerQueryOnline(table, "ctr_delta", ("searches_control", "searches_treatment"),

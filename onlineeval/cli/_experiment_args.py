@@ -1,20 +1,19 @@
-"""Arguments shared by the ``abtest`` and ``power`` commands, the analysis window and log
-loading shared with ``interleave`` (not a command: modules starting with ``_`` are not
-discovered)."""
+"""Arguments shared by the ``abtest`` and ``power`` commands, and the analysis window shared
+with ``interleave`` (not a command: modules starting with ``_`` are not discovered)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
-from typing import Any
+
+from onlineeval.cli._logs import add_logs_arguments
 
 
 def add_log_arguments(parser: argparse.ArgumentParser, logs_help: str) -> None:
-    """``LOGS``, ``--metrics``, ``--unit`` and ``--experiment``, named as the API names them."""
+    """``LOGS`` (with ``--columns``, ``--columns-file``), ``--metrics``, ``--unit`` and
+    ``--experiment``, named as the API names them."""
     from onlineeval.abtest.metrics import METRICS
 
-    parser.add_argument("logs", metavar="LOGS", help=logs_help)
+    add_logs_arguments(parser, logs_help, strict=False)
     parser.add_argument("--metrics", default=None, metavar="NAME,...",
                         help=f"metrics (default all): {', '.join(METRICS)}")
     parser.add_argument("--unit", default="user_id",
@@ -33,16 +32,3 @@ def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
                         help=f"window end: {what} with ts < END count (2026-01-19 keeps all "
                         "of 2026-01-18)")
 
-
-def load(path: str) -> Any:
-    """Load the logs and tell stderr about the rows the loader left out."""
-    from onlineeval.errors import ExcludedRowsWarning
-    from onlineeval.logs import load_logs
-
-    with warnings.catch_warnings():
-        # the report printed below lists the excluded rows
-        warnings.simplefilter("ignore", ExcludedRowsWarning)
-        logs = load_logs(path)
-    if logs.report.excluded_total:
-        print(logs.report.summary(), file=sys.stderr)
-    return logs

@@ -9,7 +9,8 @@ import warnings
 
 import pandas as pd
 
-from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments, load
+from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments
+from onlineeval.cli._logs import load
 from onlineeval.cli._output import add_format_argument, emit
 from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning
 from onlineeval.formatting import records
@@ -24,9 +25,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from onlineeval.stats.multiple import CORRECTIONS
 
     add_log_arguments(parser, "log directory (searches.*, clicks.*, ...)")
-    parser.add_argument("--control", default="control", help="control variant (default control)")
+    parser.add_argument("--control", default="control",
+                        help="control variant (default control); read with the type of the "
+                        "log's variant column: 0 is the number 0 when the log writes its "
+                        "variants as whole numbers")
     parser.add_argument("--treatment", action="append", default=None, metavar="NAME",
-                        help="treatment variant; repeat for A/B/n (default: every other variant)")
+                        help="treatment variant (read like --control); repeat or separate by "
+                        "commas for A/B/n (default: every other variant)")
     add_window_arguments(parser, "exposures")
     parser.add_argument("--cuped", action="store_true",
                         help="CUPED with each unit's searches before its first exposure as "
@@ -82,20 +87,24 @@ def parse_split(text: str | None) -> dict[str, float] | None:
 def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest import abtest
     from onlineeval.abtest.units import describe_window
+    from onlineeval.logs.variants import from_text
 
-    logs = load(args.logs)
+    logs = load(args, always_report=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        treatments = None
+        treatment = None
         if args.treatment:
-            treatments = [t.strip() for item in args.treatment for t in item.split(",")
-                          if t.strip()]
+            treatment = [from_text(logs, t.strip()) for item in args.treatment
+                         for t in item.split(",") if t.strip()]
+        split = parse_split(args.expected_split)
         df = abtest(
-            logs, control=args.control, treatments=treatments, metrics=args.metrics,
+            logs, control=from_text(logs, args.control), treatment=treatment,
+            metrics=args.metrics,
             unit=args.unit, alpha=args.alpha, correction=args.correction,
             pre_period=",".join(args.pre_period) if args.pre_period else None,
             experiment=args.experiment, test=args.test,
-            expected_split=parse_split(args.expected_split), srm_alpha=args.srm_alpha,
+            expected_split=None if split is None else {
+                from_text(logs, k): v for k, v in split.items()}, srm_alpha=args.srm_alpha,
             bootstrap_reps=args.bootstrap_reps, seed=args.seed, start=args.start,
             end=args.end, cuped=True if args.cuped else None, min_units=args.min_units,
         )

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from onlineeval.cli import _positive_int
+from onlineeval.cli._logs import add_logs_arguments, load, mapping_inputs
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "clickmodel"
 HELP = ("fit click models (ctr, pbm, cascade, dcm, ubm, sdbn, dbn) on a log: position bias, "
         "attractiveness, satisfaction; compare them by held-out perplexity")
+
+
+LOGS_HELP = "log directory (searches, results, clicks)"
 
 
 def _prior(text: str) -> tuple[float, float]:
@@ -38,8 +41,6 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="EM iterations at most (default 1000)")
     parser.add_argument("--query-column", default="query", metavar="COL",
                         help="searches column taken as the query (default query; e.g. qid)")
-    parser.add_argument("--strict", action="store_true",
-                        help="fail instead of excluding bad log rows")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="Fit one click model. Prints the position bias per rank "
                        "(examination averaged over the pages showing the rank, and relative to "
                        "rank 1); a summary goes to stderr; -o writes the whole model as JSON.")
-    f.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    add_logs_arguments(f, LOGS_HELP)
     f.add_argument("--model", required=True, metavar="M", help=f"the model: {models_help}")
     f.add_argument("-o", "--output", metavar="FILE",
                    help="write the fitted model as JSON (atomically; never over an input)")
@@ -60,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c = sub.add_parser("compare", help="fit models on a training split, score the rest",
                        description="Fit each model on a seeded training split of the pages "
                        "and print its log-likelihood and perplexity on the held-out pages.")
-    c.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    add_logs_arguments(c, LOGS_HELP)
     c.add_argument("--models", default=",".join(ORDER), metavar="M,...",
                    help=f"models to compare (default all: {','.join(ORDER)})")
     c.add_argument("--test-share", type=float, default=0.2, metavar="SHARE",
@@ -78,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="Examination per rank relative to rank 1 from (query, doc) "
                        "pairs the log shows at rank 1 and at rank k (Agarwal et al. 2019), with "
                        "a bootstrap interval over queries, and PBM's estimate beside it.")
-    h.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    add_logs_arguments(h, LOGS_HELP)
     h.add_argument("--n-boot", type=_positive_int, default=1000, metavar="B",
                    help="bootstrap resamples of queries (default 1000)")
     h.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -87,14 +88,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     h.add_argument("--no-pbm", action="store_true", help="do not fit PBM for comparison")
     add_model_options(h)
     add_format_argument(h)
-
-
-def _load(args: argparse.Namespace) -> Any:
-    from onlineeval.logs import load_logs
-
-    logs = load_logs(args.logs, strict=args.strict)
-    print(logs.report.summary(), file=sys.stderr)
-    return logs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,7 +102,7 @@ def _harvest(args: argparse.Namespace) -> int:
     from onlineeval.clickmodels import fit
     from onlineeval.clickmodels.harvest import harvest_position_bias
 
-    logs = _load(args)
+    logs = load(args)
     out = harvest_position_bias(logs, query=args.query_column, max_rank=args.max_rank,
                                 n_boot=args.n_boot, seed=args.seed,
                                 confidence=args.confidence)
@@ -127,10 +120,10 @@ def _fit(args: argparse.Namespace) -> int:
     from onlineeval.clickmodels import MODELS, fit
 
     model = MODELS.canonical(args.model)
-    with Output(inputs=[args.logs]) as out:
+    with Output(inputs=mapping_inputs(args)) as out:
         # planned before the fit, so a bad output path is refused before any work
         target = out.file(args.output) if args.output else None
-        logs = _load(args)
+        logs = load(args)
         fitted = fit(logs, model, prior=args.prior, max_rank=args.max_rank,
                      max_iter=args.max_iter, query=args.query_column)
         if target is not None:
@@ -151,7 +144,7 @@ def _fit(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from onlineeval.clickmodels import compare
 
-    logs = _load(args)
+    logs = load(args)
     result = compare(logs, args.models, test_share=args.test_share, by=args.split,
                      seed=args.seed, prior=args.prior, max_rank=args.max_rank,
                      max_iter=args.max_iter, query=args.query_column)

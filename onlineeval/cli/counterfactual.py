@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from onlineeval.cli._logs import add_logs_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ HELP = ("estimate a candidate ranking's clicks@k from the logs of the ranker tha
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from onlineeval.counterfactual.estimators import ESTIMATORS
 
-    parser.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    add_logs_arguments(parser, "log directory (searches, results, clicks)")
     parser.add_argument("--run", required=True, metavar="FILE",
                         help="the candidate ranking as a TREC run; its qids must be values of "
                         "--query-column")
@@ -53,8 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="logged ranks read (default 10)")
     parser.add_argument("--confidence", type=float, default=0.95,
                         help="confidence of the interval (default 0.95)")
-    parser.add_argument("--strict", action="store_true",
-                        help="fail instead of excluding bad log rows")
     add_format_argument(parser)
 
 
@@ -69,10 +68,8 @@ def clipping(res: CounterfactualResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.counterfactual import evaluate
-    from onlineeval.logs import load_logs
 
-    logs = load_logs(args.logs, strict=args.strict)
-    print(logs.report.summary(), file=sys.stderr)
+    logs = load(args)
     res = evaluate(logs, args.run, metric=args.metric, propensities=args.propensities,
                    estimator=args.estimator, clip=args.clip, model=args.model,
                    query=args.query_column,

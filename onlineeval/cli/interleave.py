@@ -7,7 +7,8 @@ import sys
 
 import pandas as pd
 
-from onlineeval.cli._experiment_args import add_window_arguments, load
+from onlineeval.cli._experiment_args import add_window_arguments
+from onlineeval.cli._logs import add_logs_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
@@ -17,8 +18,8 @@ HELP = ("read out team-draft interleaving (and multileaving) experiments from a 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logs", metavar="LOGS",
-                        help="log directory with searches.*, results.* (with team), clicks.*")
+    add_logs_arguments(parser, "log directory with searches.*, results.* (with team), "
+                       "clicks.*", strict=False)
     parser.add_argument("--experiment", default=None, metavar="NAME",
                         help="only this experiment (default: every experiment with "
                              "interleaved pages, each on its own rows, never pooled)")
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from onlineeval.interleaving import FIELDS, interleaving_readout, preference_matrix
 
-    logs = load(args.logs)
+    logs = load(args, always_report=False)
     by = [b.strip() for b in args.by.split(",") if b.strip()]
     out = interleaving_readout(
         logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,

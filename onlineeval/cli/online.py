@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
 from typing import Any
 
+from onlineeval.cli._logs import add_logs_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "online"
@@ -15,10 +14,9 @@ HELP = ("online metrics of a click log per group: searches, sessions, users, CTR
 
 
 def add_log_arguments(parser: argparse.ArgumentParser, by_default: str) -> None:
-    """Arguments shared by the online-metrics commands: LOGS, --by, --strict, --format."""
-    parser.add_argument("logs", metavar="LOGS",
-                        help="log directory holding searches.*, clicks.* and optionally "
-                        "results.* (CSV, CSV.gz, Parquet or JSON lines)")
+    """Arguments shared by the online-metrics commands: the log's (LOGS, --columns,
+    --columns-file, --strict), --by, --format."""
+    add_logs_arguments(parser)
     default_text = (f"{by_default} when the log has it (after experiment when the log holds "
                     "several experiments), else the whole log" if by_default
                     else "none: the whole log")
@@ -26,22 +24,7 @@ def add_log_arguments(parser: argparse.ArgumentParser, by_default: str) -> None:
                         help="group by these searches columns and/or time buckets hour, day, "
                         f"week of ts (default {default_text}); '' for none")
     parser.set_defaults(_by_default=by_default)
-    parser.add_argument("--strict", action="store_true",
-                        help="fail instead of excluding bad rows (duplicates, orphans, ...)")
     add_format_argument(parser)
-
-
-def load(args: argparse.Namespace) -> Any:
-    """Load the log named on the command line and print its load report on stderr."""
-    from onlineeval.errors import ExcludedRowsWarning
-    from onlineeval.logs import load_logs
-
-    with warnings.catch_warnings():
-        # the report printed below lists the excluded rows
-        warnings.simplefilter("ignore", ExcludedRowsWarning)
-        logs = load_logs(args.logs, strict=args.strict)
-    print(logs.report.summary(), file=sys.stderr)
-    return logs
 
 
 def by_columns(args: argparse.Namespace, logs: Any) -> str | list[str]:

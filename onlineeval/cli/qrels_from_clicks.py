@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from onlineeval.cli._logs import add_logs_arguments, load, mapping_inputs
 from onlineeval.cli._output import add_format_argument, emit
-from onlineeval.cli.clickmodel import add_model_options
+from onlineeval.cli.clickmodel import LOGS_HELP, add_model_options
 
 NAME = "qrels-from-clicks"
 HELP = ("fit a click model and write TREC qrels graded by thresholds on its relevance per "
@@ -16,7 +17,7 @@ HELP = ("fit a click model and write TREC qrels graded by thresholds on its rele
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from onlineeval.clickmodels.judgments import DEFAULT_GRADES, DEFAULT_MIN_IMPRESSIONS
 
-    parser.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
+    add_logs_arguments(parser, LOGS_HELP)
     parser.add_argument("--model", default="dbn", metavar="M",
                         help="click model (default dbn: relevance = attractiveness x "
                         "satisfaction); pbm, ubm, sdbn, dcm, cascade also work")
@@ -37,14 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.atomic import Output, fill
     from onlineeval.clickmodels import MODELS, fit
     from onlineeval.clickmodels.judgments import check_thresholds, qrels_from_clicks
-    from onlineeval.logs import load_logs
 
     model = MODELS.canonical(args.model)
     check_thresholds(args.grades)
-    with Output(inputs=[args.logs]) as out:
+    with Output(inputs=mapping_inputs(args)) as out:
         target = out.file(args.output)  # refused before any work if it is an input
-        logs = load_logs(args.logs, strict=args.strict)
-        print(logs.report.summary(), file=sys.stderr)
+        logs = load(args)
         fitted = fit(logs, model, prior=args.prior, max_rank=args.max_rank,
                      max_iter=args.max_iter, query=args.query_column)
         j = qrels_from_clicks(fitted, args.grades, args.min_impressions)

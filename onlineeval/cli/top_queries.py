@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from onlineeval.cli._logs import load
 from onlineeval.cli._output import emit
-from onlineeval.cli.online import add_log_arguments, by_columns, load
+from onlineeval.cli.online import add_log_arguments, by_columns
 
 NAME = "top-queries"
 HELP = "the most searched queries (per group) with their users and CTR"

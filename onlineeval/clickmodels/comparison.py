@@ -14,6 +14,7 @@ from onlineeval.clickmodels.fitting import fit_patterns
 from onlineeval.clickmodels.models import MODELS, ORDER
 from onlineeval.clickmodels.patterns import DEFAULT_MAX_RANK, read_patterns
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.logs.coerce import as_logs
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -32,6 +33,7 @@ def split_searches(logs: Logs, test_share: float = 0.2, by: str = "session",
     ``numpy.random.default_rng(seed)``: the same log, share and seed always give the same
     split. Returns the names of the two temporary views (train, test) on ``logs.con``.
     """
+    logs = as_logs(logs, loaded=True, what="onlineeval.clickmodels.split_searches")
     if by not in SPLITS:
         raise InvalidParameterError(f"split by must be one of {', '.join(SPLITS)}; got {by!r}")
     try:
@@ -93,6 +95,7 @@ def compare(logs: Logs, models: Sequence[str] | str = ORDER, *, test_share: floa
             max_rank: int = DEFAULT_MAX_RANK, max_iter: int = 1000,
             tol: float = 1e-8, query: str = "query") -> Comparison:
     """Fit each model on a seeded training split and score it on the held-out pages."""
+    logs = as_logs(logs)
     names = [m.strip() for m in models.split(",")] if isinstance(models, str) else list(models)
     names = [MODELS.canonical(m) for m in names if m]
     if not names:

@@ -29,6 +29,7 @@ from onlineeval.clickmodels.patterns import (
     read_patterns,
 )
 from onlineeval.errors import InputError, OnlineEvalError
+from onlineeval.logs.coerce import as_logs
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -279,7 +280,8 @@ def fit(logs: Logs, model: str = "dbn", *, prior: tuple[float, float] = (1.0, 1.
     Parameters
     ----------
     logs
-        A log with ``searches.query`` and a results table (:func:`onlineeval.load_logs`).
+        A log with ``searches.query`` and a results table: a :class:`~onlineeval.logs.Logs`,
+        a log directory or a dict of tables (:func:`onlineeval.logs.as_logs`).
     model
         ``ctr``, ``pbm``, ``cascade``, ``dcm``, ``ubm``, ``sdbn`` or ``dbn``
         (:data:`onlineeval.clickmodels.MODELS`).
@@ -297,6 +299,7 @@ def fit(logs: Logs, model: str = "dbn", *, prior: tuple[float, float] = (1.0, 1.
     query
         The searches column taken as the query (default ``query``; e.g. ``qid``).
     """
+    logs = as_logs(logs)
     patterns = read_patterns(logs, searches, max_rank, query)
     fitted = fit_patterns(patterns, model, prior=prior, max_rank=max_rank, max_iter=max_iter,
                           tol=tol)

@@ -32,6 +32,7 @@ from onlineeval import queries
 from onlineeval.clickmodels.patterns import DEFAULT_MAX_RANK, check_max_rank
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -41,6 +42,7 @@ def read_rank_counts(logs: Logs, searches: str = "searches", query: str = "query
                      max_rank: int = DEFAULT_MAX_RANK) -> pd.DataFrame:
     """Impressions and clicked impressions per (query, doc_id, rank)
     (``sql/clickmodels/rank_counts.sql``)."""
+    logs = as_logs(logs)
     if not logs.has_results:
         raise SchemaError(f"intervention harvesting needs the results table; the log "
                           f"{logs.source} has none")
@@ -96,6 +98,7 @@ def harvest_position_bias(logs: Logs, *, searches: str = "searches", query: str 
     interval ``ci_low``, ``ci_high`` (``confidence``, ``n_boot`` query resamples drawn from
     ``numpy.random.default_rng(seed)``; NaN with fewer than ``min_queries`` queries).
     """
+    logs = as_logs(logs)
     check_level(confidence, "confidence")
     counts = read_rank_counts(logs, searches, query, max_rank)
     return harvest_from_counts(counts, n_boot=n_boot, seed=seed, confidence=confidence,

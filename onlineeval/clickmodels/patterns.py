@@ -17,6 +17,7 @@ import pandas as pd
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.logs.coerce import as_logs
 from onlineeval.progress import Elapsed
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ def read_patterns(logs: Logs, searches: str = "searches",
     are counted in ``Patterns.counts`` (with the results and clicks beyond ``max_rank``) and
     a warning says how many.
     """
+    logs = as_logs(logs)
     max_rank = check_max_rank(max_rank)
     if not logs.has_results:
         raise SchemaError(

@@ -18,6 +18,7 @@ from onlineeval.counterfactual.estimators import ESTIMATORS, estimate
 from onlineeval.counterfactual.propensities import check_ranks, propensities_from, rank_table
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -136,6 +137,7 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     searches
         The name of a view of the searches to read (default all of them).
     """
+    logs = as_logs(logs)
     confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     name = ESTIMATORS.canonical(estimator)

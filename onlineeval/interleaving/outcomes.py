@@ -9,7 +9,6 @@ a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-u
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,21 +25,6 @@ from onlineeval.window import bounds
 PAGE_TABLE = "interleaving_page_outcomes"
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
-
-
-def as_logs(logs: Any) -> Any:
-    """A loaded log: a :class:`onlineeval.Logs` (or anything with a DuckDB ``con`` holding the
-    views searches, results, clicks), or a path that :func:`onlineeval.load_logs` reads."""
-    if isinstance(logs, str | os.PathLike):
-        from onlineeval.logs import load_logs
-
-        return load_logs(logs)
-    if isinstance(getattr(logs, "con", None), duckdb.DuckDBPyConnection):
-        return logs
-    raise InvalidParameterError(
-        "logs must be a path to a log directory or the result of onlineeval.load_logs(); "
-        f"got {type(logs).__name__}"
-    )
 
 
 def _has(logs: Any, table: str, column: str) -> bool:

@@ -28,6 +28,7 @@ from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
 from onlineeval.interleaving.teams import treatment_team
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult, comparison_frame
 from onlineeval.window import bounds
 
@@ -143,7 +144,8 @@ def interleaving_readout(
     Parameters
     ----------
     logs
-        A :class:`onlineeval.Logs` from :func:`onlineeval.load_logs`, or a log directory.
+        A :class:`onlineeval.Logs` from :func:`onlineeval.load_logs`, a log directory or a
+        dict of tables (:func:`onlineeval.logs.as_logs`).
         Interleaved pages are searches whose ``results.team`` names the ranker that placed
         each result (see ``sql/interleaving/page_outcomes.sql`` for the exact credit rule).
     experiment
@@ -230,7 +232,7 @@ def interleaving_readout(
     for name, value, low in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
-    logs = outcomes.as_logs(logs)
+    logs = as_logs(logs)
     by = outcomes.check_by(logs, by)
     if per_query and not outcomes._has(logs, "searches", "query"):
         raise InputError(
@@ -289,7 +291,7 @@ def per_query_rows(logs: Any, *, team_a: str | None = None, control: str | None 
     """The rows :func:`interleaving_readout` gives with ``per_query=True``, from the page
     outcomes the last readout on ``logs`` defined (same experiment and window; the log is
     not read again and nothing is warned twice)."""
-    return _rows(outcomes.as_logs(logs), [], True, team_a, control, treatment_first,
+    return _rows(as_logs(logs), [], True, team_a, control, treatment_first,
                  check_level(alpha), n_resamples, seed)
 
 

@@ -113,21 +113,24 @@ def convert(kind: str, source_type: str, q: str) -> Conversion:
         # other tables' ids (see common_id_type)
         if kind == "id":
             return Conversion(q, False, "NULL")
-        target = {"text": "VARCHAR", "timestamp": "TIMESTAMP", "integer": "INTEGER",
-                  "double": "DOUBLE"}[kind]
+        target = {"text": "VARCHAR", "label": "VARCHAR", "timestamp": "TIMESTAMP",
+                  "integer": "INTEGER", "double": "DOUBLE"}[kind]
         return Conversion(f"CAST({q} AS {target})", False, target)
     if kind == "text":
         if t == "VARCHAR":
             return Conversion(q, False, "VARCHAR")
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
-    if kind == "id":
+    if kind in ("id", "label"):
+        # ids, and variants (labels: the control is named as the log names it, control=0 for
+        # an integer column), keep their values as written: whole numbers or text
         if t == "VARCHAR" or t in INT_TYPES:
             return Conversion(q, False, t)
         if t in FLOAT_TYPES:
             # pandas turns integer ids into floats when a value is missing
             inner = _integral(q, "9.2e18")
             return Conversion(f"CAST({inner} AS BIGINT)", True, "BIGINT")
-        if t in ("BOOLEAN",) or t.endswith("]") or t.startswith(("STRUCT", "MAP", "LIST")):
+        if kind == "id" and (t in ("BOOLEAN",) or t.endswith("]")
+                             or t.startswith(("STRUCT", "MAP", "LIST"))):
             raise UnsupportedType(f"an id must be text or an integer, not {source_type}")
         return Conversion(f"CAST({q} AS VARCHAR)", False, "VARCHAR")
     if kind == "timestamp":
@@ -183,6 +186,7 @@ KIND_WORDS = {
     "count": "a whole number >= 0 (at most 2,147,483,647)",
     "duration": "a finite number >= 0",
     "text": "text",
+    "label": "text or a whole number",
 }
 
 

@@ -22,7 +22,7 @@ import duckdb
 
 from onlineeval import queries
 from onlineeval.errors import LogFormatError
-from onlineeval.logs import readers
+from onlineeval.logs import mapping, readers
 from onlineeval.logs.casting import FLOAT_TYPES, INT_TYPES, base_type
 from onlineeval.logs.locate import json_lines, one_line, read_failure
 from onlineeval.logs.sources import Source
@@ -216,7 +216,7 @@ def _raise(source: Source, table: str, column: str, allowed: frozenset[str],
     fix = ("give each column one JSON type in every row "
            '(e.g. every id a string: "search_id": "7")')
     if optional:
-        fix += f", or leave the column out with columns={{{table!r}: {{{column!r}: None}}}}"
+        fix += f", or leave the column out with {mapping.spelling().fix(table, column, None)}"
     place = _first_other(source.files, column, allowed)
     if place is None:
         others = ", ".join(f"{_WORDS[t]} on {n:,} row{'' if n == 1 else 's'}"

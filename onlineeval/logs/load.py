@@ -56,12 +56,19 @@ class Logs:
     def __init__(
         self, con: duckdb.DuckDBPyConnection, report: LoadReport, source: str,
         provided: dict[str, frozenset[str]], extras: dict[str, tuple[str, ...]],
+        types: dict[str, dict[str, str]] | None = None,
+        sources: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.con = con
         self.report = report
         self.source = source
         self._provided = provided
         self._extras = extras
+        self._types = types or {}
+        self._sources = sources or {}
+        #: how the column mapping was written (the API's columns= or the command line's
+        #: options), for advice given after the load
+        self.spelling = mapping.spelling()
 
     @property
     def has_results(self) -> bool:
@@ -79,6 +86,16 @@ class Logs:
                 f"unknown table {table!r}; the log tables are {', '.join(TABLES)}"
             )
         return column in self._provided.get(table, frozenset())
+
+    def column_type(self, table: str, column: str) -> str | None:
+        """The SQL type of a canonical column in the clean view as the source gave it
+        (``BIGINT``, ``VARCHAR``, ...), or None when the source did not provide it."""
+        return self._types.get(table, {}).get(column)
+
+    def source_column(self, table: str, column: str) -> str | None:
+        """The source column a canonical column was read from (after the column mapping),
+        or None when the source did not provide it."""
+        return self._sources.get(table, {}).get(column)
 
     def extra_columns(self, table: str = "searches") -> tuple[str, ...]:
         """Non-canonical source columns kept in a view (only ``searches`` keeps any)."""
@@ -141,7 +158,8 @@ def load_logs(
 
         con = connect()
     try:
-        return _load(path, searches, results, clicks, columns, strict, con)
+        with mapping.spelled_as(columns):
+            return _load(path, searches, results, clicks, columns, strict, con)
     except (SchemaError, LogFormatError) as exc:
         # a path or column name may hold a line break: keep the message on one line
         exc.args = (one_line(str(exc)),)
@@ -179,7 +197,9 @@ def _load(
     provided = {t: frozenset(report.provided[t]) | frozenset(tb.extras)
                 for t, tb in tables.items()}
     extras = {t: tuple(tb.extras) for t, tb in tables.items() if tb.extras}
-    return Logs(con, report, source, provided, extras)
+    types = {t: dict(tb.types) for t, tb in tables.items()}
+    sources = {t: {c: tb.columns[c] for c in tb.conversions} for t, tb in tables.items()}
+    return Logs(con, report, source, provided, extras, types, sources)
 
 
 # --- collecting and preparing the tables -------------------------------------------------
@@ -245,7 +265,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
             f"{source.label}: the {name} table lacks required column(s) "
             f"{', '.join(repr(m) for m in missing)}; its columns are: {', '.join(cols)}.{hint} "
             f"Rename them in the file or pass a mapping, e.g. "
-            f"columns={{{name!r}: {{'<your column>': {missing[0].split()[0]!r}}}}}"
+            f"{mapping.spelling().fix(name, '<your column>', missing[0].split()[0])}"
         )
     extras: list[str] = []
     if name == "searches":

@@ -9,6 +9,11 @@ Column kinds decide how a source column is converted:
     ``TIMESTAMP`` (UTC when the source carries a time zone or an offset).
 ``integer`` / ``double`` / ``text``
     ``INTEGER`` / ``DOUBLE`` / ``VARCHAR``.
+``label``
+    a variant: kept as the log writes it, whole numbers (an integer type; a float column of
+    whole numbers, as pandas makes of integers with a missing value, becomes ``BIGINT``) or
+    ``VARCHAR`` (any other type is read as text); arguments naming a variant compare with
+    these values in their own type (:mod:`onlineeval.logs.variants`).
 ``count`` / ``duration``
     ``INTEGER`` >= 0 (n_results) / finite ``DOUBLE`` >= 0 (dwell_ms): a negative or infinite
     value is a bad value, an error naming the file and column like one that does not convert.
@@ -39,7 +44,7 @@ SCHEMA: dict[str, tuple[Column, ...]] = {
         Column("session_id", "id"),
         Column("query", "text"),
         Column("experiment", "text"),
-        Column("variant", "text"),
+        Column("variant", "label"),
         Column("n_results", "count"),
     ),
     "results": (
@@ -65,6 +70,7 @@ SQL_TYPE = {
     "count": "INTEGER",
     "duration": "DOUBLE",
     "text": "VARCHAR",
+    "label": "VARCHAR",
 }
 
 

@@ -52,6 +52,8 @@ from typing import TYPE_CHECKING
 
 from onlineeval import queries
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.logs.coerce import as_logs
+from onlineeval.logs.mapping import API
 from onlineeval.online.grouping import searches_columns
 
 if TYPE_CHECKING:
@@ -136,7 +138,8 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
     Parameters
     ----------
     logs
-        A loaded log (:func:`onlineeval.load_logs`).
+        A log loaded with :func:`onlineeval.load_logs` (the view is made on its
+        connection, so a path is refused).
     sat_dwell_s
         Dwell (seconds) from which a click is satisfied; >= 0.
     session_gap_min
@@ -150,6 +153,7 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
         one row per search and the columns described in this module's docstring. The view is
         lazy: each query over it reads the clean log views again, in one plan.
     """
+    logs = as_logs(logs, loaded=True, what="onlineeval.online.search_facts")
     return facts_view(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)[0]
 
 
@@ -207,10 +211,13 @@ def _checked_columns(logs: Logs) -> list[str]:
     available = searches_columns(logs)
     clash = sorted(set(available) & set(RESERVED))
     if clash:
+        spelling = getattr(logs, "spelling", API)
+        # a mapping renames to canonical names only: such a column can only be left out
+        fix = spelling.fix("searches", clash[0], None)
         raise SchemaError(
             f"the searches table of {logs.source} has column(s) {', '.join(clash)}, names the "
-            f"online metrics compute themselves; rename them when loading, e.g. "
-            f"load_logs(..., columns={{'searches': {{{clash[0]!r}: 'src_{clash[0]}'}}}})"
+            f"online metrics compute themselves; leave them out when loading, e.g. "
+            f"{fix if spelling.cli else f'load_logs(..., {fix})'}"
         )
     return available
 

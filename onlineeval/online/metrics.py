@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from onlineeval import queries
+from onlineeval.logs.coerce import as_logs
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
 from onlineeval.online.facts import STATISTICS, facts_view
 from onlineeval.online.grouping import (
@@ -32,6 +33,7 @@ def metric_sums(
 
     Columns: the ``by`` columns, then the outputs of ``sql/online/metrics.sql``.
     """
+    logs = as_logs(logs)
     return _statistics(logs, resolve(logs, by), sat_dwell_s, session_gap_min)
 
 
@@ -56,7 +58,8 @@ def online_metrics(
     Parameters
     ----------
     logs
-        A loaded log (:func:`onlineeval.load_logs`).
+        A :class:`~onlineeval.logs.Logs`, a log directory or a dict of tables (whatever
+        :func:`onlineeval.logs.as_logs` accepts).
     by
         Group columns: any columns of ``searches`` (e.g. ``variant``, ``experiment``) and/or
         a time bucket of the search ts: ``hour``, ``day`` or ``week`` (Monday-based). A
@@ -85,6 +88,7 @@ def online_metrics(
     (:func:`onlineeval.online.search_facts`) aggregated per group; the ratios are taken in
     Python from the sums.
     """
+    logs = as_logs(logs)
     grouping = resolve(logs, by)
     warn_pooled_experiments(logs, grouping)
     stats = _statistics(logs, grouping, sat_dwell_s, session_gap_min)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from onlineeval.errors import SchemaError
+from onlineeval.logs.coerce import as_logs
 from onlineeval.online.grouping import per_group, resolve, warn_pooled_experiments
 
 if TYPE_CHECKING:
@@ -20,7 +21,8 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
     Parameters
     ----------
     logs
-        A loaded log with a results table.
+        A log with a results table: a :class:`~onlineeval.logs.Logs`, a log directory or a
+        dict of tables (:func:`onlineeval.logs.as_logs`).
     by
         Group columns, as for :func:`onlineeval.online_metrics` (default: none).
 
@@ -32,6 +34,7 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
         and ``ctr = clicked / shown``; sorted by group and rank. Warns, naming them, when
         the log holds several experiments and ``by`` does not include ``experiment``.
     """
+    logs = as_logs(logs)
     if not logs.has_results:
         raise SchemaError(
             f"position CTR needs the results table (which ranks each page showed); the log "

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.logs.coerce import as_logs
 from onlineeval.online.definitions import METRICS
 from onlineeval.online.facts import click_facts
 from onlineeval.online.grouping import TIME_BUCKETS, per_group, resolve
@@ -23,6 +24,7 @@ def top_queries(logs: Logs, n: int = 20, by: str | Sequence[str] | None = ()) ->
     ``query``, ``searches``, ``users`` and ``ctr`` (searches with a click / searches).
     Searches without a query are left out; a log without queries is an error.
     """
+    logs = as_logs(logs)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InvalidParameterError(f"n must be a positive integer; got {n!r}")
     if not logs.has("searches", "query"):
@@ -41,6 +43,7 @@ def queries_over_time(
     ``freq`` is ``hour``, ``day`` or ``week`` (Monday-based); the first output column is
     named after it and holds the bucket start. ``by`` adds group columns after it.
     """
+    logs = as_logs(logs)
     if freq not in TIME_BUCKETS:
         raise InvalidParameterError(
             f"freq must be one of {', '.join(TIME_BUCKETS)}; got {freq!r}"

@@ -138,7 +138,7 @@ def ab_part(logs: Any, *, experiment: str | None, control: str, treatments: list
     secondary = [n for n in secondary if n not in primary and n not in guardrails]
     roles = {**{n: PRIMARY for n in primary}, **{n: GUARDRAIL for n in guardrails},
              **{n: SECONDARY for n in secondary}}
-    df = abtest(logs, control=control, treatments=treatments, metrics=list(roles),
+    df = abtest(logs, control=control, treatment=treatments, metrics=list(roles),
                 unit=unit, alpha=alpha, correction="none", experiment=experiment,
                 expected_split=expected_split, srm_alpha=srm_alpha, start=start, end=end)
     df = df.reset_index(drop=True)

@@ -24,7 +24,7 @@ class SampleRatioMismatchError(OnlineEvalError):
 
 
 def _logs_list(logs: Any) -> list[Any]:
-    from onlineeval.abtest.units import as_logs
+    from onlineeval.logs.coerce import as_logs
 
     items = list(logs) if isinstance(logs, list | tuple) else [logs]
     if not items or len(items) > 2:

@@ -21,7 +21,7 @@ def position_ctr_of(logs: Any, ro: Readout) -> pd.DataFrame | None:
     log among ``logs`` (one log or a list, as given to :func:`onlineeval.readout`); None when
     there is no A/B log with a results table."""
     from onlineeval import position_ctr
-    from onlineeval.abtest.units import as_logs
+    from onlineeval.logs.coerce import as_logs
     from onlineeval.readout.compute import AB, detect_design
 
     given = logs if isinstance(logs, list | tuple) else [logs]

@@ -182,14 +182,18 @@ def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any
     """The :class:`onlineeval.readout.Readout` of the experiment's A/B or interleaving log
     (the study's first online metric is the primary one, the others secondary), and its
     warnings (the SRM is shown by the report itself)."""
+    from onlineeval.logs.variants import from_text
     from onlineeval.readout import readout
 
+    # the study file names variants as text: read them with the log's variant type, as the CLI
+    # does
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ro = readout(
             logs, design=design,
             experiment=exp.ab_experiment if design == "ab" else exp.interleaving_experiment,
-            control=exp.control_variant, treatment=[exp.treatment_variant],
+            control=from_text(logs, exp.control_variant),
+            treatment=[from_text(logs, exp.treatment_variant)],
             primary=list(study.online_metrics[:1]), secondary=list(study.online_metrics[1:]),
             alpha=study.alpha, control_team=exp.control_team or None,
             treatment_team=exp.treatment_team or None, n_resamples=study.n_resamples,
@@ -261,8 +265,10 @@ def _per_query_interleaving(exp: Experiment, logs: Any) -> PerQueryOnline:
 
 def _per_query_ab(exp: Experiment, logs: Any) -> PerQueryOnline:
     """Per-query CTR difference treatment − control."""
-    return per_query_ab_ctr(logs, exp.ab_experiment, exp.control_variant,
-                            exp.treatment_variant)
+    from onlineeval.logs.variants import from_text
+
+    return per_query_ab_ctr(logs, exp.ab_experiment, from_text(logs, exp.control_variant),
+                            from_text(logs, exp.treatment_variant))
 
 
 def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:

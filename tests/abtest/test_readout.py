@@ -100,7 +100,7 @@ def test_abn_each_treatment_against_control_with_bh(make_tables):
     np.testing.assert_allclose(df["p_adjusted"], bh, rtol=1e-12)
     assert df.attrs["srm"]["expected_shares"] == pytest.approx(
         {"control": 1 / 3, "t1": 1 / 3, "t2": 1 / 3})
-    only = onlineeval.abtest(logs, treatments=["t2"], metrics="ctr", correction="none")
+    only = onlineeval.abtest(logs, treatment=["t2"], metrics="ctr", correction="none")
     assert list(only["variant"]) == ["t2"]
     assert only["p_adjusted"].iloc[0] == only["p_value"].iloc[0]
     assert only["p_value"].iloc[0] == pytest.approx(df["p_value"].iloc[1])
@@ -219,22 +219,22 @@ def test_bad_input_errors_list_what_is_available(make_tables):
     with pytest.raises(UnknownNameError, match=r"'ctrl'.*control \(30 units\).*treatment"):
         onlineeval.abtest(logs, control="ctrl")
     with pytest.raises(UnknownNameError, match="unknown treatment variant 'b'"):
-        onlineeval.abtest(logs, treatments=["b"])
+        onlineeval.abtest(logs, treatment=["b"])
     with pytest.raises(UnknownNameError, match="did you mean 'ctr'.*click_mrr"):
         onlineeval.abtest(logs, metrics=["ctrr"])
     with pytest.raises(SchemaError, match="'late' has 0 units"):
-        onlineeval.abtest(logs, treatments=["late"], pre_period="2024-01-01")
+        onlineeval.abtest(logs, treatment=["late"], pre_period="2024-01-01")
     with pytest.raises(InvalidParameterError, match="no metrics.*ctr"):
         onlineeval.abtest(logs, metrics=[])
     with pytest.raises(InvalidParameterError, match="is the control"):
-        onlineeval.abtest(logs, treatments=["control"])
+        onlineeval.abtest(logs, treatment=["control"])
     with pytest.raises(InvalidParameterError, match="alpha"):
         onlineeval.abtest(logs, alpha=0)
     with pytest.raises(UnknownNameError, match="bh, holm, none"):
         onlineeval.abtest(logs, correction="bonferroni")
     with pytest.raises(InvalidParameterError, match="test='auto' only"):
         onlineeval.abtest(logs, test="bootstrap", pre_period="2024-01-05")
-    with pytest.raises(InvalidParameterError, match="Logs object"):
+    with pytest.raises(InvalidParameterError, match="a Logs from onlineeval.load_logs, a path"):
         onlineeval.abtest(42)
 
 
@@ -258,7 +258,7 @@ def test_srm_covers_every_variant_not_only_the_analysed_ones(make_tables):
     s, c = make_tables(seed=16, users={"control": 300, "t1": 200, "t2": 300})
     logs = onlineeval.load_logs(searches=s, clicks=c)
     with pytest.warns(UserWarning, match="SAMPLE RATIO MISMATCH"):
-        df = onlineeval.abtest(logs, treatments=["t2"], metrics="ctr")
+        df = onlineeval.abtest(logs, treatment=["t2"], metrics="ctr")
     assert df.attrs["srm"]["units"] == {"control": 300, "t1": 200, "t2": 300}
     assert list(df.attrs["srm"]["units"]) == ["control", "t1", "t2"]  # control first
     chi2 = sps.chisquare([300, 200, 300])
@@ -267,7 +267,7 @@ def test_srm_covers_every_variant_not_only_the_analysed_ones(make_tables):
     # the declared 3:2:3 design fits; a split naming a variant the log lacks is an error
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ok = onlineeval.abtest(logs, treatments=["t2"], metrics="ctr",
+        ok = onlineeval.abtest(logs, treatment=["t2"], metrics="ctr",
                                expected_split={"control": 0.375, "t1": 0.25, "t2": 0.375})
     assert ok.attrs["srm"]["mismatch"] is False
     with pytest.raises(UnknownNameError, match=r"\['t3'\].*control, t1, t2"):
@@ -277,7 +277,7 @@ def test_srm_covers_every_variant_not_only_the_analysed_ones(make_tables):
         onlineeval.abtest(logs, metrics="ctr", expected_split={"control": 0.5, "t1": 0.5})
     # weights that do not sum to 1 are refused, not rescaled (issue 12)
     with pytest.raises(InvalidParameterError, match=r"sum to 1.*sum 8\)"):
-        onlineeval.abtest(logs, treatments=["t2"], metrics="ctr",
+        onlineeval.abtest(logs, treatment=["t2"], metrics="ctr",
                           expected_split={"control": 3, "t1": 2, "t2": 3})
 
 

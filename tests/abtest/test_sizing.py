@@ -65,7 +65,7 @@ def test_power_from_logs_without_variants(make_tables):
 def test_power_bad_input(make_tables):
     s, c = make_tables(seed=32, users={"control": 20, "treatment": 20})
     logs = onlineeval.load_logs(searches=s, clicks=c)
-    with pytest.raises(UnknownNameError, match="'ctl'.*control, treatment"):
+    with pytest.raises(UnknownNameError, match="'ctl'.*'control', 'treatment'"):
         onlineeval.power(logs, variant="ctl")
     with pytest.raises(InvalidParameterError, match="power"):
         onlineeval.power(logs, power=1.0)

@@ -206,10 +206,17 @@ def test_empty_ts_column_means_a_log_without_times(tmp_path, rows):
     assert logs.report.excluded == {("searches", "null_required"): 1}
 
 
-def test_non_text_query_and_variant_become_text(rows):
+def test_non_text_query_becomes_text_and_an_integer_variant_stays_integer(rows):
+    # a variant is compared as the log writes it (control=0), so its type is kept (issue 19)
     s = _searches(variant=[0, 1], query=[1.5, None])
     logs = onlineeval.load_logs(searches=s, clicks=CLICKS)
-    assert [(r[4], r[6]) for r in rows(logs, "searches")] == [("1.5", "0"), (None, "1")]
+    assert [(r[4], r[6]) for r in rows(logs, "searches")] == [("1.5", 0), (None, 1)]
+    # whole numbers pandas made floats (a missing value) are whole numbers again; a boolean
+    # is text
+    logs = onlineeval.load_logs(searches=_searches(variant=[1.0, None]), clicks=CLICKS)
+    assert [r[6] for r in rows(logs, "searches")] == [1, None]
+    logs = onlineeval.load_logs(searches=_searches(variant=[True, False]), clicks=CLICKS)
+    assert [r[6] for r in rows(logs, "searches")] == ["true", "false"]
 
 
 # --- words DuckDB takes for a time ----------------------------------------------------------------

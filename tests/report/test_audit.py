@@ -202,7 +202,7 @@ def audit(tmp_path_factory):
                 exp.treatment_run, list(study.measures), test=study.test, alpha=study.alpha,
                 correction=study.correction, n_resamples=study.n_resamples, seed=study.seed)
             srm = onlineeval.abtest(
-                ab_logs, control=exp.control_variant, treatments=[exp.treatment_variant],
+                ab_logs, control=exp.control_variant, treatment=[exp.treatment_variant],
                 metrics=list(study.online_metrics), alpha=study.alpha,
                 correction=study.correction, experiment=exp.ab_experiment,
                 seed=study.seed).attrs
