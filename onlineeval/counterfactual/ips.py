@@ -209,8 +209,8 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     unit
         The randomization unit the standard error clusters on (default ``user_id``).
     """
+    confidence = check_level(confidence, "confidence")  # before the log is read
     logs = as_logs(logs)
-    confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     if estimator not in ESTIMATORS:
         raise InvalidParameterError(f"unknown estimator {estimator!r}; known: "
