@@ -98,8 +98,8 @@ def harvest_position_bias(logs: Logs, *, searches: str = "searches", query: str 
     interval ``ci_low``, ``ci_high`` (``confidence``, ``n_boot`` query resamples drawn from
     ``numpy.random.default_rng(seed)``; NaN with fewer than ``min_queries`` queries).
     """
+    check_level(confidence, "confidence")  # argument checks before the log is read
     logs = as_logs(logs)
-    check_level(confidence, "confidence")
     counts = read_rank_counts(logs, searches, query, max_rank)
     return harvest_from_counts(counts, n_boot=n_boot, seed=seed, confidence=confidence,
                                min_queries=min_queries)

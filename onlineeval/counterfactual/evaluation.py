@@ -150,6 +150,7 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     if model is not None and name != "dr":
         raise InvalidParameterError(f"a click model is dr's direct method; the {name} "
                                     "estimate does not use one")
+    logs = as_logs(logs)  # after the argument checks: a path is read only when they pass
     if not logs.has_results:
         raise SchemaError(f"counterfactual evaluation needs the results table; the log "
                           f"{logs.source} has none")
