@@ -52,16 +52,18 @@ def mapping_inputs(args: argparse.Namespace) -> list[str]:
     return [args.logs, *(getattr(args, "columns_file", None) or ())]
 
 
-def load(args: argparse.Namespace, *, always_report: bool = True) -> Any:
-    """Load the log the command line names; print the load report on stderr (with
-    ``always_report`` False only when rows were excluded)."""
+def load(args: argparse.Namespace, *, always_report: bool = True, path: str | None = None,
+         ) -> Any:
+    """Load the log the command line names (or ``path``, for a command taking several logs,
+    with the same mapping); print the load report on stderr (with ``always_report`` False
+    only when rows were excluded)."""
     from onlineeval.errors import ExcludedRowsWarning
     from onlineeval.logs import load_logs
 
     with warnings.catch_warnings():
         # the report printed below lists the excluded rows
         warnings.simplefilter("ignore", ExcludedRowsWarning)
-        logs = load_logs(args.logs, columns=columns(args),
+        logs = load_logs(args.logs if path is None else path, columns=columns(args),
                          strict=bool(getattr(args, "strict", False)))
     if always_report or logs.report.excluded_total:
         print(logs.report.summary(), file=sys.stderr)

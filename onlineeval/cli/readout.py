@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from onlineeval.cli._experiment_args import add_window_arguments, load
+from onlineeval.cli._experiment_args import add_window_arguments
+from onlineeval.cli._logs import add_mapping_arguments, load
 from onlineeval.cli._output import add_format_argument
 
 NAME = "readout"
@@ -21,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logs", metavar="LOGS", nargs="+",
                         help="log directory; or two: an A/B log and an interleaving log of "
                              "the same experiment (an interleaving log's results have team)")
+    add_mapping_arguments(parser)
     parser.add_argument("--experiment", default=None,
                         help="experiment to read out (required when a log holds several)")
     parser.add_argument("--control", default=None,
@@ -77,10 +79,10 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 "HTML readout not available yet in this version: drop -o (use --json)"
             ) from None
-    logs = [load(p) for p in args.logs]
+    logs = [load(args, always_report=False, path=p) for p in args.logs]
     secondary = None if args.secondary is None else (
         () if args.secondary.strip().lower() == "none" else args.secondary)
-    with Output(inputs=args.logs) as out:
+    with Output(inputs=[*args.logs, *(args.columns_file or ())]) as out:
         json_tmp = out.file(args.json) if args.json else None
         html_tmp = out.file(args.output) if args.output else None
         ro = readout(
