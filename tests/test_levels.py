@@ -78,6 +78,8 @@ EXEMPT: dict[str, str] = {
         "a result record: holds the level sequential_srm checked",
     "onlineeval.counterfactual.evaluation.CounterfactualResult.__init__":
         "a result record: holds the level evaluate checked",
+    "onlineeval.stats.quantile.QuantileArm.__init__":
+        "a result record: holds the level quantile_arm / quantile_effects checked",
     "onlineeval.study.Study.__init__":
         "the parsed study file: read_study checks its alpha (tests/report/test_study.py), "
         "and every readout it is passed to checks it again",
@@ -96,6 +98,18 @@ def _estimate() -> Any:
     return Estimate(np.float64(1.0), np.float64(0.1))
 
 
+def _ctr() -> Any:
+    from onlineeval.abtest.metrics import METRICS
+
+    return METRICS.get("ctr")
+
+
+def _quantile() -> Any:
+    from onlineeval.stats.quantile import quantile_arm
+
+    return quantile_arm(np.array([1.0, 2.0, 3.0]), np.array(["u", "v", "w"]), 0.5)
+
+
 def _association() -> dict[str, Any]:
     from onlineeval.agreement import association
 
@@ -106,6 +120,11 @@ def _association() -> dict[str, Any]:
 CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "onlineeval.abtest.readout.abtest": lambda: ((UNUSED,), {}),
     "onlineeval.abtest.sizing.power": lambda: ((UNUSED,), {}),
+    "onlineeval.abtest.over_time.effect_over_time": lambda: ((UNUSED, "c", "t"), {}),
+    "onlineeval.abtest.segments.segment_effects": lambda: ((UNUSED, "d", "c", "t"), {}),
+    "onlineeval.abtest.quantiles.quantile_effects": lambda: ((UNUSED, "c", "t"), {}),
+    "onlineeval.abtest.readout.plain_test":
+        lambda: ((_ctr(), _moments(), _moments()), {"units_c": 3, "units_t": 3}),
     "onlineeval.agreement.across.decide": lambda: ((0.1, 0.2, 0.01, 0.02), {}),
     "onlineeval.agreement.across.agreement": lambda: ((UNUSED,), {}),
     "onlineeval.agreement.core.association": lambda: (([1.0, 2.0], [2.0, 1.0]), {}),
@@ -130,6 +149,8 @@ CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "onlineeval.offline.compare.compare_scores": lambda: ((UNUSED, UNUSED), {}),
     "onlineeval.stats.cuped.cuped_compare": lambda: ((UNUSED, UNUSED), {
         "num": 0, "den": 1, "pre_num": 2, "pre_den": 3, "has_pre": 4}),
+    "onlineeval.stats.quantile.quantile_arm": lambda: (([1.0, 2.0], ["u", "v"], 0.5), {}),
+    "onlineeval.stats.quantile.compare_quantiles": lambda: ((_quantile(), _quantile()), {}),
     "onlineeval.stats.power.z_sum": lambda: ((), {"alpha": 0.05, "power": 0.8}),
     "onlineeval.stats.power.power_t": lambda: ((0.5, 20), {"alpha": 0.05}),
     "onlineeval.stats.power.mde": lambda: (([1.0], [100]), {}),

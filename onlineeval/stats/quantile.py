@@ -36,6 +36,7 @@ import numpy as np
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.stats.moments import Estimate, Moments, ratio
 from onlineeval.stats.results import TwoArmStats
 from onlineeval.stats.tests import compare
@@ -99,6 +100,7 @@ def compare_quantiles(control: QuantileArm, treatment: QuantileArm, alpha: float
                       ) -> TwoArmStats:
     """Treatment − control of two independent arms' quantiles: normal z on the clustered
     standard errors, relative difference by the delta method (module docstring, step 4)."""
+    alpha = check_level(alpha)
     return compare(Estimate(np.float64(control.value), np.float64(control.se ** 2)),
                    Estimate(np.float64(treatment.value), np.float64(treatment.se ** 2)),
                    alpha, test=QUANTILE_Z)
@@ -109,6 +111,7 @@ def quantile_arm(values: np.ndarray, units: np.ndarray, p: float, alpha: float =
     """One arm's :class:`QuantileArm` from its per-search ``values`` and their ``units``
     (any labels), in memory. :func:`onlineeval.abtest.quantile_effects` computes the same
     from the logs with the sorting and the per-unit counts in DuckDB."""
+    alpha = check_level(alpha)
     p = check_probability(p)
     v = np.asarray(values, dtype=float)
     u = np.asarray(units)

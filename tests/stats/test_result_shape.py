@@ -121,6 +121,53 @@ def case_abtest():
                                                                                    p[1]))])
 
 
+def _ab_readout_case(fn, *args, **kwargs):
+    """A readout of abtest's small log (one day, 40 users, every unit's first query q0)
+    and the CTR row of abtest itself."""
+    import warnings
+
+    searches, clicks = _ab_logs()
+    logs = onlineeval.load_logs(searches=searches, clicks=clicks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = fn(logs, *args, **kwargs)
+        ab = onlineeval.abtest(logs, metrics="ctr", alpha=0.1).iloc[0]
+    return _check_frame(df), ab
+
+
+def case_effect_over_time():
+    from onlineeval.abtest import effect_over_time
+
+    (r,), ab = _ab_readout_case(effect_over_time, "control", "treatment", alpha=0.1)
+    # one calendar day: the whole experiment, i.e. abtest's row; pointwise, no correction
+    assert (r.estimate, r.ci_low, r.ci_high) == pytest.approx(
+        (ab["estimate"], ab["ci_low"], ab["ci_high"]), rel=1e-12)
+    assert (r.units_control, r.units_treatment) == (ab["units_control"], ab["units_treatment"])
+    assert r.correction is None and r.ci_level == pytest.approx(0.9)
+
+
+def case_segment_effects():
+    from onlineeval.abtest import segment_effects
+
+    (r,), ab = _ab_readout_case(segment_effects, "query", "control", "treatment", alpha=0.1)
+    # every unit's first search has query q0: one segment, the whole experiment
+    assert r.estimate == pytest.approx(ab["estimate"], rel=1e-12)
+    assert r.p_value == pytest.approx(ab["p_value"], rel=1e-12)
+    assert (r.correction, r.family_size, r.p_adjusted) == ("holm", 1, r.p_value)
+
+
+def case_quantile_effects():
+    from onlineeval.abtest import quantile_effects
+
+    results, _ = _ab_readout_case(quantile_effects, "control", "treatment", q=(0.5, 0.9),
+                                  alpha=0.1)
+    # every click comes 9 s after its search: both quantiles are 9 in both arms, and with
+    # no spread the test is undefined (null p and interval), not certain
+    for r in results:
+        assert r.estimate == 0 and math.isnan(r.p_value) and math.isnan(r.ci_low)
+        assert r.correction is None and r.ci_level == pytest.approx(0.9)
+
+
 def _il_logs():
     # users u1..u4 see pages of teams A and B; credit by clicked ranks (hand-counted below)
     pages = [("p1", "u1", "A"), ("p2", "u1", "A"), ("p3", "u2", "B"), ("p4", "u3", "A"),
@@ -283,12 +330,16 @@ CASES = {
     "onlineeval.agreement.core.association_results": case_association_results,
     "onlineeval.stats.sequential.SequenceResult.results": case_sequence_results,
     "onlineeval.stats.results.TwoArmStats.result": case_two_arm_stats,
+    "onlineeval.abtest.over_time.effect_over_time": case_effect_over_time,
+    "onlineeval.abtest.segments.segment_effects": case_segment_effects,
+    "onlineeval.abtest.quantiles.quantile_effects": case_quantile_effects,
 }
 
 #: private helpers that build results for a public producer (covered through it)
 COVERED_BY = {
     "onlineeval.interleaving.readout._compare":
         "onlineeval.interleaving.readout.interleaving_readout",
+    "onlineeval.abtest.over_time._frame": "onlineeval.abtest.over_time.effect_over_time",
 }
 
 #: the shape's own helpers (stats/results.py), which are what producers call
