@@ -54,3 +54,9 @@ class OutputError(OnlineEvalError):
 class ExcludedRowsWarning(UserWarning):
     """Rows of a loaded log were left out of the clean views (``load_logs`` counts them by
     table and reason in ``Logs.report``)."""
+
+
+class SampleRatioMismatchWarning(UserWarning):
+    """The units per variant of an A/B experiment do not fit the expected split: assignment
+    or logging is broken, and the readout's results are not trustworthy until the cause is
+    found (:func:`onlineeval.abtest` warns with the check's message)."""

@@ -1,26 +1,44 @@
-"""Load the SQL files of ``sql/`` by name.
+"""Load the SQL files of ``sql/`` by name, and bind what callers choose.
 
 Each file holds one query: a header of ``-- key: value`` comment lines followed by a chain of
 named CTEs. The header documents what the query computes, its grain, its parameters and the
-columns it needs; two keys are also machine-read:
+columns it needs; three keys are also machine-read:
 
 ``-- params: a, b``
     named bind parameters, written ``$a`` in the SQL. Values are always bound, never pasted.
 ``-- identifiers: by``
-    lists of column names the caller chooses (e.g. the group-by columns). They are the only
-    text ever substituted, always double-quoted with :func:`quote_ident`:
-    ``{{by}}`` → ``"a", "b"``; ``{{by:s.}}`` → ``s."a", s."b"``; a trailing comma inside the
-    braces (``{{by,}}``, ``{{by:s.,}}``) puts a comma after every item, so an empty list
-    leaves nothing behind.
+    lists of column (or view) names the caller chooses, e.g. the group-by columns. They are
+    the only text ever substituted, always double-quoted with :func:`quote_ident`:
 
-The loader checks, when a file is read, that the declared parameters and identifiers are the
-ones the body uses. Files are found in the installed package (``onlineeval/sql``, where the
-wheel puts them) or, in a source checkout, in the repository's top-level ``sql/``.
+    * ``{{by}}`` → ``"a", "b"``; a trailing comma inside the braces (``{{by,}}``) puts a comma
+      after every item, so an empty list leaves nothing behind;
+    * ``{{by:s.}}`` → ``s."a", s."b"`` (a prefix);
+    * ``{{by:sum(@) AS @}}`` → ``sum("a") AS "a", sum("b") AS "b"``: a template written in the
+      SQL file, repeated per item with ``@`` standing for the quoted name. An item may be a
+      tuple of names (``@1``, ``@2``, ... stand for its parts; ``@`` is ``@1``);
+    * ``{{by:TEMPLATE|SEP}}`` joins the items with SEP instead of ``", "`` (SEP may be empty
+      when the template carries its own connective, e.g. ``{{c:@ IS NULL OR |}}``).
+
+    So a query whose shape follows the caller's column list is still written in its file.
+``-- switches: dup``
+    booleans the caller chooses: ``{{#dup}} ... {{/dup}}`` is kept only when ``dup`` is true,
+    ``{{^dup}} ... {{/dup}}`` only when it is false. They select which variant of the query
+    runs (e.g. leave out the anti-join against a table of bad keys when there are none).
+
+The loader checks, when a file is read, that the declared parameters, identifiers and
+switches are the ones the body uses. Files are found in the installed package
+(``onlineeval/sql``, where the wheel puts them) or, in a source checkout, in the
+repository's top-level ``sql/``.
+
+This module is the one place in the package that writes SQL text around a query: the
+quoting of identifiers and :func:`create`, which stores a rendered query as a temporary view
+or table.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -30,8 +48,14 @@ from typing import Any
 from onlineeval.errors import InvalidParameterError, UnknownNameError
 
 _PARAM = re.compile(r"(?<![\w$])\$([A-Za-z_]\w*)")
-_IDENT = re.compile(r"\{\{(\w+)(?::([\w.]+))?(,?)\}\}")
+# {{name}}, {{name,}}, {{name:MOD}}, {{name:MOD,}}, {{name:MOD|SEP}}; MOD and SEP never hold "}}"
+_IDENT = re.compile(r"\{\{(\w+)(?::((?:(?!\}\})[^|])*?))?(?:\|((?:(?!\}\}).)*?))?(,?)\}\}")
+_SECTION = re.compile(r"\{\{([#^])(\w+)\}\}(.*?)\{\{/\2\}\}", re.S)
+_SECTION_TAG = re.compile(r"\{\{[#^/](\w+)\}\}")
+_ITEM = re.compile(r"@([1-9]?)")
 _HEADER = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
+# an output column documented in the header: "--   * name TYPE[, tag, ...]: description"
+_COLUMN = re.compile(r"^--\s+\*\s+(\w+)\s+([A-Z][A-Z ]*[A-Z])((?:,\s*\w+)*):\s*(.*)$")
 
 
 def quote_ident(name: str) -> str:
@@ -50,6 +74,16 @@ def sql_dir() -> Path:
 
 
 @dataclass(frozen=True)
+class Column:
+    """An output column documented in a query's header (``--   * name TYPE, tags: text``)."""
+
+    name: str
+    type: str
+    tags: frozenset[str]
+    doc: str
+
+
+@dataclass(frozen=True)
 class Query:
     """One SQL file: its name (path below ``sql/`` without ``.sql``), header and body."""
 
@@ -59,6 +93,13 @@ class Query:
     meta: dict[str, str] = field(default_factory=dict)
     params: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
+    switches: tuple[str, ...] = ()
+    #: the output columns the header documents as ``--   * name TYPE, tags: text`` lines
+    columns: tuple[Column, ...] = ()
+
+    def tagged(self, tag: str) -> tuple[str, ...]:
+        """Names of the documented output columns carrying ``tag``, in order."""
+        return tuple(c.name for c in self.columns if tag in c.tags)
 
     @property
     def doc(self) -> str:
@@ -70,30 +111,39 @@ class Query:
             lines.append(line[2:].strip())
         return "\n".join(lines)
 
-    def render(self, **identifiers: list[str] | tuple[str, ...]) -> str:
-        """Return the SQL text with identifier placeholders filled with quoted names."""
-        missing = set(self.identifiers) - set(identifiers)
-        extra = set(identifiers) - set(self.identifiers)
-        if missing or extra:
+    def render(self, **chosen: Sequence[str | tuple[str, ...]] | bool) -> str:
+        """Return the SQL text with the switches applied and the identifier placeholders
+        filled with quoted names: ``render(by=["a"], dup=True)``."""
+        declared = set(self.identifiers) | set(self.switches)
+        if set(chosen) != declared:
             raise InvalidParameterError(
-                f"query {self.name!r} takes identifiers {sorted(self.identifiers)}; "
-                f"got {sorted(identifiers)}"
+                f"query {self.name!r} takes identifiers {sorted(self.identifiers)}"
+                + (f" and switches {sorted(self.switches)}" if self.switches else "")
+                + f"; got {sorted(chosen)}"
             )
-
-        def fill(m: re.Match[str]) -> str:
-            names = identifiers[m.group(1)]
-            prefix = m.group(2) or ""
-            items = [prefix + quote_ident(n) for n in names]
-            if m.group(3):
-                return ", ".join(items) + "," if items else ""
-            return ", ".join(items)
-
+        for name in self.switches:
+            if not isinstance(chosen[name], bool):
+                raise InvalidParameterError(
+                    f"switch {name!r} of query {self.name!r} must be True or False; "
+                    f"got {chosen[name]!r}"
+                )
+        for name in self.identifiers:
+            if isinstance(chosen[name], str | bool):
+                raise InvalidParameterError(
+                    f"identifier {name!r} of query {self.name!r} takes a list of names; "
+                    f"got {chosen[name]!r}"
+                )
         # Comment lines are documentation (they may mention {{by}}); they are left out of the
         # rendered SQL so a quoted name holding a newline can never end up inside a comment.
-        return _IDENT.sub(fill, _sql_lines(self.text))
+        text = _apply_switches(_sql_lines(self.text), chosen)
+        return _IDENT.sub(lambda m: _fill(m, chosen[m.group(1)]), text)
 
-    def bind(self, **values: Any) -> dict[str, Any]:
-        """Check that exactly the declared parameters are given; return them for execute()."""
+    def bind(self, sql: str | None = None, /, **values: Any) -> dict[str, Any]:
+        """Check that exactly the declared parameters are given; return them for execute().
+
+        With the rendered ``sql``, only the parameters that text uses are returned (a
+        switched-off section may drop some, and DuckDB refuses unused ones).
+        """
         missing = set(self.params) - set(values)
         extra = set(values) - set(self.params)
         if missing or extra:
@@ -101,7 +151,10 @@ class Query:
                 f"query {self.name!r} takes parameters {sorted(self.params)}; "
                 f"got {sorted(values)}"
             )
-        return dict(values)
+        if sql is None:
+            return dict(values)
+        used = set(_PARAM.findall(sql))
+        return {k: v for k, v in values.items() if k in used}
 
 
 def _sql_lines(text: str) -> str:
@@ -109,8 +162,63 @@ def _sql_lines(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
 
 
+def _apply_switches(text: str, chosen: dict[str, Any]) -> str:
+    """Keep or drop each ``{{#name}}...{{/name}}`` / ``{{^name}}...{{/name}}`` section,
+    innermost first (sections may nest)."""
+    while True:
+        new = _SECTION.sub(
+            lambda m: m.group(3) if bool(chosen[m.group(2)]) == (m.group(1) == "#") else "",
+            text)
+        if new == text:
+            return new
+        text = new
+
+
+def _fill(m: re.Match[str], names: Any) -> str:
+    """One identifier placeholder with its quoted names (see the module docstring)."""
+    mod, sep, trailing = m.group(2) or "", m.group(3), m.group(4)
+    items = []
+    for item in names:
+        parts = (item,) if isinstance(item, str) else tuple(item)
+        quoted = [quote_ident(part) for part in parts]
+        if "@" in mod:
+            used = [int(k or 1) for k in _ITEM.findall(mod)]
+            if max(used) > len(quoted):
+                raise InvalidParameterError(
+                    f"placeholder {m.group(0)!r} uses @{max(used)} but an item has "
+                    f"{len(quoted)} part(s): {parts!r}"
+                )
+            items.append(_ITEM.sub(lambda x, q=quoted: q[int(x.group(1) or 1) - 1], mod))
+        else:
+            if len(quoted) != 1:
+                raise InvalidParameterError(
+                    f"placeholder {m.group(0)!r} takes single names; got {parts!r}"
+                )
+            items.append(mod + quoted[0])
+    joined = (", " if sep is None else sep).join(items)
+    return joined + "," if trailing and items else joined
+
+
 def _split_list(value: str) -> tuple[str, ...]:
     return tuple(v.strip().lstrip("$") for v in value.split(",") if v.strip())
+
+
+def _columns(text: str) -> tuple[Column, ...]:
+    """The header's ``--   * name TYPE, tags: text`` lines (deeper-indented lines after one
+    continue its text)."""
+    found: list[list] = []
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        m = _COLUMN.match(line)
+        if m:
+            tags = [t.strip() for t in m.group(3).split(",") if t.strip()]
+            found.append([m.group(1), m.group(2), frozenset(tags), m.group(4).strip()])
+        elif found and re.match(r"^--\s{4,}\S", line) and not _HEADER.match(line):
+            found[-1][3] += " " + line[2:].strip()
+        elif found and not line[2:].startswith("   "):
+            break
+    return tuple(Column(*c) for c in found)
 
 
 def parse(name: str, path: Path, text: str) -> Query:
@@ -125,6 +233,7 @@ def parse(name: str, path: Path, text: str) -> Query:
             meta[key] = m.group(2).strip()
         elif key is not None:
             meta[key] += " " + line[2:].strip()
+    columns = _columns(text)
     params = _split_list(meta.get("params", "")) if meta.get("params", "none") != "none" else ()
     idents = (
         _split_list(meta.get("identifiers", ""))
@@ -143,13 +252,28 @@ def parse(name: str, path: Path, text: str) -> Query:
                 f"{path}: an identifier placeholder stands inside a trailing comment "
                 f"({line.strip()!r}); placeholders belong in SQL text or header lines only"
             )
+    switches = (
+        _split_list(meta.get("switches", ""))
+        if meta.get("switches", "none") != "none" else ()
+    )
+    tags = _SECTION_TAG.findall(body)
+    if set(tags) != set(switches):
+        raise InvalidParameterError(
+            f"{path}: header declares switches {sorted(switches)} but the query uses "
+            f"{sorted(set(tags))}"
+        )
+    if _SECTION_TAG.search(_apply_switches(body, dict.fromkeys(switches, True))):
+        raise InvalidParameterError(
+            f"{path}: a {{{{#switch}}}} section is not closed by its {{{{/switch}}}}"
+        )
     used_idents = {m.group(1) for m in _IDENT.finditer(body)}
     if used_idents != set(idents):
         raise InvalidParameterError(
             f"{path}: header declares identifiers {sorted(idents)} but the query uses "
             f"{sorted(used_idents)}"
         )
-    return Query(name=name, path=path, text=text, meta=meta, params=params, identifiers=idents)
+    return Query(name=name, path=path, text=text, meta=meta, params=params,
+                 identifiers=idents, switches=switches, columns=columns)
 
 
 @cache
@@ -168,3 +292,57 @@ def available() -> list[str]:
     """Names of every SQL query shipped with the package."""
     base = sql_dir()
     return sorted(str(p.relative_to(base).with_suffix("")) for p in base.rglob("*.sql"))
+
+
+def create(con: Any, name: str, sql: str, *, table: bool = False,
+           params: dict[str, Any] | None = None) -> str:
+    """Store the rendered query ``sql`` as the temporary view (or, with ``table``, table)
+    ``name`` in ``con``, replacing one of that name; return the name.
+
+    A view runs its query each time it is read. DuckDB cannot store a bound parameter in a
+    view, so each one is bound into a session variable of the view's own
+    (``SET VARIABLE``, a bound value, never pasted) that the view reads with
+    ``getvariable``; DuckDB folds it into the plan as a constant, as it would the bound
+    value. (A view made from a parameterised relation instead would be a persistent one,
+    written into a file-backed database.)
+    """
+    params = dict(params or {})
+    if table:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {quote_ident(name)} AS {sql}", params)
+        return name
+    names = {}
+    for key, value in params.items():
+        names[key] = f"{name}__{key}"
+        con.execute(f"SET VARIABLE {quote_ident(names[key])} = $value", {"value": value})
+
+    def variable(m: re.Match[str]) -> str:
+        if m.group(1) not in names:
+            raise InvalidParameterError(f"view {name!r}: no value bound for ${m.group(1)}")
+        return "getvariable(" + _text_literal(names[m.group(1)]) + ")"
+
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS "
+                + _PARAM.sub(variable, sql))
+    return name
+
+
+def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The values bound to the parameters ``keys`` of the view ``name`` made by
+    :func:`create` (None for a key it did not bind): what the view currently answers for."""
+    names = [f"{name}__{key}" for key in keys]
+    row = con.execute("SELECT " + ", ".join(f"getvariable(${i + 1})" for i in range(len(names))),
+                      names).fetchone()
+    return dict(zip(keys, row, strict=True))
+
+
+def project(con: Any, name: str, source: str, expressions: Sequence[str]) -> str:
+    """Store the temporary view ``name`` = the rows of ``source`` through the column
+    ``expressions``; return the name. For the loader's typed views only: their expressions
+    convert one quoted source column each and are chosen by its type
+    (:mod:`onlineeval.logs.casting`, where every conversion is written)."""
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS "
+                f"SELECT {', '.join(expressions)} FROM {quote_ident(source)}")
+    return name
+
+
+def _text_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from onlineeval.errors import InputError, OnlineEvalError
+from onlineeval.errors import InputError, InvalidParameterError, OnlineEvalError
+from onlineeval.levels import check_level
 
 _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "title": str, "qrels": str, "measures": list, "online_metrics": list, "ab_logs": str,
@@ -165,9 +166,10 @@ def read_study(path: str | Path) -> Study:
     src = path.name
     _check_keys(data, _TOP_KEYS, f"{src}: ")
     base = path.resolve().parent
-    alpha = float(data.get("alpha", 0.05))
-    if not 0 < alpha < 1:
-        raise InputError(f"{src}: alpha: must be in (0, 1), got {alpha!r}")
+    try:
+        alpha = check_level(data.get("alpha", 0.05))
+    except InvalidParameterError as exc:
+        raise InputError(f"{src}: {exc}") from None
     large = data.get("large_margin")
     if large is not None and not large >= 0:
         raise InputError(f"{src}: large_margin: must be >= 0, got {large!r}")

@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from onlineeval.cli._output import emit, records
+from onlineeval.cli._output import emit
+from onlineeval.formatting import records
 
 
 def frame():
@@ -74,3 +75,55 @@ def test_escape_leaves_ordinary_text_alone():
     assert escape("a\x00b\x7fc\x9bd") == "a\\x00b\\x7fc\\x9bd"
     assert escape("one\ntwo\x1b", keep="\n") == "one\ntwo\\x1b"
     assert one_line("  first\x1b line\nsecond\n") == "first\\x1b line"
+
+
+def _results_frame():
+    from onlineeval.stats.results import ComparisonResult, comparison_frame
+
+    def result(est, p, correction):
+        return ComparisonResult(estimate=est, ci_low=est - 0.1, ci_high=est + 0.1,
+                                ci_level=0.9, p_value=p,
+                                p_adjusted=p * 2 if correction else float("nan"),
+                                correction=correction, family_size=2 if correction else None,
+                                test="t", n=8, units_control=8, units_treatment=8,
+                                unit="query")
+
+    return lambda correction: comparison_frame(
+        [{"measure": "map"}, {"measure": "P_10"}],
+        [result(0.2, 0.01, correction), result(-0.1, 0.3, correction)])
+
+
+def test_a_table_of_results_says_the_columns_equal_in_every_row_once():
+    make = _results_frame()
+    out = io.StringIO()
+    emit(make("holm"), "table", out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["measure", "estimate", "ci_low", "ci_high", "p_value",
+                                "p_adjusted", "n", "units_control", "units_treatment"]
+    assert lines[-1] == "ci_level = 0.9; correction = holm; family_size = 2; test = t; " \
+                        "unit = query"
+    # no correction: no column of nulls, and the footer says the p-values are not adjusted
+    out = io.StringIO()
+    emit(make(None), "table", out)
+    lines = out.getvalue().splitlines()
+    assert "p_adjusted" not in lines[0] and "null" not in out.getvalue()
+    assert lines[-1] == ("ci_level = 0.9; correction = none applied (p_value is not "
+                         "adjusted); test = t; unit = query")
+    # CSV and JSON keep every column in every row
+    got = json.loads(_json(make("holm")))
+    assert [r["correction"] for r in got] == ["holm", "holm"] and got[0]["ci_level"] == 0.9
+
+
+def test_a_table_without_the_result_block_keeps_its_columns():
+    # a column that happens to be called "test" or "unit" is data, not a result's
+    df = pd.DataFrame({"unit": ["u1", "u1"], "test": ["a", "a"], "ctr": [0.5, 0.25]})
+    out = io.StringIO()
+    emit(df, "table", out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["unit", "test", "ctr"] and len(lines) == 3
+
+
+def _json(df):
+    out = io.StringIO()
+    emit(df, "json", out)
+    return out.getvalue()

@@ -24,14 +24,12 @@ from dataclasses import dataclass
 from onlineeval.online.definitions import COLUMNS as ONLINE_COLUMNS
 from onlineeval.online.definitions import METRICS as ONLINE_METRICS
 from onlineeval.online.definitions import missing_requirements
+from onlineeval.online.facts import STATISTICS
 from onlineeval.registry import Registry
 
-#: per-unit statistics produced by sql/ab/unit_sums.sql, in column order
-UNIT_SUMS: tuple[str, ...] = (
-    "searches", "session_first", "has_click", "n_clicks", "n_sat_clicks", "nonzero",
-    "abandoned", "known_n_results", "zero_result", "session_has_click", "session_abandoned",
-    "session_success", "ttfc_s", "has_ttfc", "rr", "known_rr", "reformulated", "known_query",
-)
+#: per-unit statistics produced by sql/ab/unit_sums.sql, in column order: the searches, then
+#: the per-search statistics the facts query declares (onlineeval.online.facts.STATISTICS)
+UNIT_SUMS: tuple[str, ...] = ("searches", *STATISTICS)
 
 
 @dataclass(frozen=True)

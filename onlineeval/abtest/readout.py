@@ -36,21 +36,27 @@ from onlineeval.abtest.units import (
     load_units,
     parse_pre_period,
 )
-from onlineeval.errors import InvalidParameterError, UnknownNameError
+from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning, UnknownNameError
+from onlineeval.levels import check_level
 from onlineeval.registry import Registry
 from onlineeval.stats.cuped import cuped_compare
 from onlineeval.stats.moments import Moments, ratio
-from onlineeval.stats.multiple import CORRECTIONS, adjust
-from onlineeval.stats.results import Comparison
+from onlineeval.stats.multiple import CORRECTIONS
+from onlineeval.stats.results import (
+    RESULT_COLUMNS,
+    TwoArmStats,
+    adjust_family,
+    comparison_frame,
+)
 from onlineeval.stats.srm import srm_test
 from onlineeval.stats.tests import DELTA_T, WELCH_T, bootstrap, delta_t, mann_whitney, welch
 
 #: the columns of the result, in order (plus cuped_variance_reduction and cuped_applied with
-#: a pre-period)
+#: a pre-period): what was compared, the result block every comparison shares
+#: (:data:`onlineeval.stats.results.RESULT_COLUMNS`), then the A/B readout's own columns
 COLUMNS: tuple[str, ...] = (
-    "metric", "variant", "control_value", "treatment_value", "abs_diff", "abs_ci_low",
-    "abs_ci_high", "rel_diff", "rel_ci_low", "rel_ci_high", "p_value", "p_adjusted",
-    "significant", "verdict", "units_control", "units_treatment", "df", "test",
+    "metric", "variant", "control_value", "treatment_value", *RESULT_COLUMNS,
+    "rel_diff", "rel_ci_low", "rel_ci_high", "significant", "verdict", "df",
 )
 
 #: fewest units with data in each arm for a verdict (see the module docstring for why 50)
@@ -67,12 +73,6 @@ TESTS.register("mannwhitney", "Mann-Whitney U for per-unit means (ratio metrics:
 TESTS.register("bootstrap", "unit-resampling bootstrap (seeded) for every metric")
 
 
-def _check_alpha(alpha: Any) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be a number in (0, 1); got {alpha!r}")
-    return float(alpha)
-
-
 def check_min_units(value: Any) -> int:
     """``min_units`` checked: an integer >= 2 (shared with :func:`onlineeval.power`)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 2:
@@ -82,9 +82,9 @@ def check_min_units(value: Any) -> int:
     return value
 
 
-def _undefined() -> Comparison:
+def _undefined() -> TwoArmStats:
     nan = float("nan")
-    return Comparison(nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, test="none")
+    return TwoArmStats(nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, test="none")
 
 
 def _srm_units(
@@ -109,7 +109,7 @@ def _srm_units(
 def _compare(
     metric: ABMetric, data: UnitData, control: str, treatment: str, alpha: float, test: str,
     cuped: bool, reps: int, seed: int,
-) -> tuple[Comparison, float, str | None]:
+) -> tuple[TwoArmStats, float, str | None]:
     """The comparison, CUPED's variance reduction, and why CUPED was not applied (None when
     it was, or was not asked for)."""
     num, den = data.col(metric.num), data.col(metric.den)
@@ -236,21 +236,32 @@ def abtest(
     -------
     pandas.DataFrame
         One row per (metric, treatment) with the columns :data:`COLUMNS` (and
-        ``cuped_variance_reduction``, ``cuped_applied`` with CUPED). ``verdict`` is
+        ``cuped_variance_reduction``, ``cuped_applied`` with CUPED): metric, variant,
+        control_value, treatment_value, then the result block of every comparison
+        (:class:`onlineeval.stats.results.ComparisonResult`): ``estimate`` = treatment −
+        control with ``ci_low``..``ci_high`` at ``ci_level`` = 1 − alpha, ``p_value``,
+        ``p_adjusted`` by ``correction`` over the ``family_size`` metric × treatment rows
+        with a p-value, ``test``, ``n`` = ``units_control`` + ``units_treatment`` (units of
+        the arms) and ``unit`` (the unit column); then rel_diff, rel_ci_low, rel_ci_high,
+        significant, verdict, df. ``verdict`` is
         ``significant`` (``p_adjusted < alpha``), ``not significant``, ``insufficient data``
         or ``undefined: <reason>``; ``significant`` is true exactly for the first.
         ``df`` is the degrees of freedom of the t reference (null for the rank and
         bootstrap tests), ``test`` names the test. The intervals are per comparison (not
         adjusted). With a pre-period, ``control_value`` and ``treatment_value`` are the
-        plain experiment-period values while ``abs_diff``, ``rel_diff``, their intervals and
-        the p-values are the CUPED-adjusted ones, so ``abs_diff`` then differs from their
-        difference. ``df.attrs`` holds ``srm`` (statistic, p_value, units, expected_shares,
+        plain experiment-period values while ``estimate``, ``rel_diff``, their intervals and
+        the p-values are the CUPED-adjusted ones, so ``estimate`` then differs from their
+        difference. (Before the shared result block, ``estimate``, ``ci_low`` and
+        ``ci_high`` were named ``abs_diff``, ``abs_ci_low``, ``abs_ci_high``.)
+        ``df.attrs`` holds ``srm`` (statistic, p_value, units, expected_shares,
         mismatch), ``srm_message``, ``excluded`` (counts of searches/units left out of the
         outcome, by reason: :data:`onlineeval.abtest.units.EXCLUDED`), ``window`` (``start``
         and ``end`` as given or None, ``first_exposure`` and ``last_exposure`` of the
         analysed units, ``pre_period_start``, ``cuped``), ``experiment`` (the one analysed),
         ``tests`` (the test used per metric), ``alpha``, ``correction``, ``min_units``.
-        A sample ratio mismatch also raises a warning: the results are then not trustworthy.
+        A sample ratio mismatch also raises a
+        :class:`~onlineeval.errors.SampleRatioMismatchWarning`: the results are then not
+        trustworthy.
 
     Notes
     -----
@@ -262,7 +273,8 @@ def abtest(
     as the alternative for per-unit means). One arm of zero variance leaves the test
     defined and is warned about. Null p-values are left out of the correction's family size.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
+    srm_alpha = check_level(srm_alpha, "srm_alpha")
     min_units = check_min_units(min_units)
     correction = CORRECTIONS.canonical(correction)
     test = TESTS.canonical(test)
@@ -292,9 +304,11 @@ def abtest(
     treat = check_variants(data, control, treatments)
     srm = srm_test(_srm_units(data, control, expected_split), expected_split, srm_alpha)
     if srm.mismatch:
-        warnings.warn(srm.message(), stacklevel=2)
+        warnings.warn(srm.message(), SampleRatioMismatchWarning, stacklevel=2)
 
-    rows = []
+    lead: list[dict[str, Any]] = []
+    results = []
+    extra: list[dict[str, Any]] = []
     used: dict[str, str] = {}
     notes = _Notes(control)
     for metric in chosen:
@@ -331,26 +345,23 @@ def abtest(
             name = comp.test if not_applied is None else \
                 f"{comp.test.removesuffix(' + CUPED')} (CUPED not applied: {not_applied})"
             used[metric.name] = name
-            row = {
+            lead.append({
                 "metric": metric.name, "variant": t,
                 "control_value": float(comp.control_value),
                 "treatment_value": float(comp.treatment_value),
-                "abs_diff": float(comp.abs_diff),
-                "abs_ci_low": float(comp.abs_ci_low), "abs_ci_high": float(comp.abs_ci_high),
+            })
+            results.append(comp.result(ci_level=1.0 - alpha, units_control=len(c_rows),
+                                       units_treatment=len(t_rows), unit=unit, test=name))
+            row = {
                 "rel_diff": float(comp.rel_diff),
                 "rel_ci_low": float(comp.rel_ci_low), "rel_ci_high": float(comp.rel_ci_high),
-                "p_value": float(comp.p_value),
-                "verdict": verdict,
-                "units_control": len(c_rows),
-                "units_treatment": len(t_rows),
-                "df": float(comp.df), "test": name,
+                "verdict": verdict, "df": float(comp.df),
             }
             if window.cuped:
                 row["cuped_variance_reduction"] = reduction
                 row["cuped_applied"] = not_applied is None and metric.name not in unusable
-            rows.append(row)
-    df = pd.DataFrame(rows)
-    df["p_adjusted"] = adjust(df["p_value"].to_numpy(), correction)
+            extra.append(row)
+    df = comparison_frame(lead, adjust_family(results, correction), extra)
     open_ = df["verdict"].isna()
     df.loc[open_ & df["p_value"].isna(), "verdict"] = "undefined: no p-value"
     open_ = df["verdict"].isna()

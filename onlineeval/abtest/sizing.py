@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from onlineeval import queries
 from onlineeval.abtest.metrics import ORDER, UNIT_SUMS, missing, resolve
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units
 from onlineeval.abtest.units import as_logs, unit_sums_query
 from onlineeval.errors import InvalidParameterError, UnknownNameError
-from onlineeval.queries import quote_ident
 from onlineeval.stats.moments import Moments, ratio
 from onlineeval.stats.power import mde, units_needed, z_sum
 
@@ -196,7 +196,7 @@ def _baseline_moments(
     pairs: list[tuple[int, int]], columns: list[str],
 ) -> tuple[int, int, dict[tuple[int, int], Moments]]:
     """Units, searches with a NULL unit, and the moments of each (num, den) pair of per-unit
-    sums over the baseline, aggregated in DuckDB.
+    sums over the baseline, aggregated in DuckDB (``sql/ab/power_moments.sql``).
 
     Only one row leaves DuckDB, however many units the log has: the per-unit sums (a unit's
     searches pooled over its variants, or only those of ``variant``) are reduced to ``n``,
@@ -206,30 +206,15 @@ def _baseline_moments(
     """
     used = sorted({c for pair in pairs for c in pair})
     cov_pairs = sorted({(a, b) for p in pairs for a in p for b in p if a <= b})
-    per_unit = ", ".join(
-        f"1.0 AS c{i}" if columns[i] == "units" else
-        f"CAST(sum({quote_ident(columns[i])}) FILTER (WHERE kept) AS DOUBLE) AS c{i}"
-        for i in used
-    )
-    stats = ", ".join(
-        [f"avg(c{i}) FILTER (WHERE in_base) AS m{i}" for i in used]
-        + [f"covar_samp(c{a}, c{b}) FILTER (WHERE in_base) AS s{a}_{b}"
-           for a, b in cov_pairs]
-    )
-    sql = (
-        f"WITH unit_rows AS ({unit_sql}\n), "
-        "tagged AS (SELECT *, (CAST($power_variant AS VARCHAR) IS NULL "
-        "OR variant = CAST($power_variant AS VARCHAR)) IS TRUE AS kept FROM unit_rows), "
-        f"per_unit AS (SELECT unit IS NOT NULL AND bool_or(kept) AS in_base, "
-        f"sum(searches) FILTER (WHERE unit IS NULL) AS null_searches, {per_unit} "
-        "FROM tagged GROUP BY unit) "
-        "SELECT count(*) FILTER (WHERE in_base) AS n, "
-        f"coalesce(sum(null_searches), 0) AS null_searches, {stats} FROM per_unit"
-    )
-    row = con.execute(sql, {**params, "power_variant": variant}).fetchone()
-    names = ["n", "null_searches"] + [f"m{i}" for i in used] + [
-        f"s{a}_{b}" for a, b in cov_pairs
-    ]
+    rows = queries.create(con, "ab_power_unit_rows", unit_sql, params=params)
+    q = queries.load("ab/power_moments")
+    sql = q.render(unit_rows=[rows],
+                   sums=[columns[i] for i in used if columns[i] != "units"],
+                   means=[columns[i] for i in used],
+                   pairs=[(columns[a], columns[b]) for a, b in cov_pairs])
+    row = con.execute(sql, q.bind(variant=variant)).fetchall()[0]
+    names = [f"m{i}" for i in used] + [f"s{a}_{b}" for a, b in cov_pairs] + [
+        "n", "null_searches"]
     value = {k: (float("nan") if v is None else v) for k, v in zip(names, row, strict=True)}
     n = int(value["n"])
 

@@ -32,7 +32,7 @@ import pandas as pd
 
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
-from onlineeval.queries import load, quote_ident
+from onlineeval.queries import load
 from onlineeval.window import bounds, describe, timestamp
 
 PrePeriod = tuple[pd.Timestamp | None, pd.Timestamp, pd.Timestamp]
@@ -177,10 +177,6 @@ def analysis_window(
     return Window(start=lo, end=hi, pre_start=pre_start, cuped=bool(cuped))
 
 
-def _columns(con: Any, view: str) -> list[str]:
-    return [r[0] for r in con.execute(f"DESCRIBE {quote_ident(view)}").fetchall()]
-
-
 def load_units(
     logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
     experiment: str | None = None, *, start: Any = None, end: Any = None,
@@ -230,6 +226,7 @@ def unit_sums_query(
     fetching them.
     """
     from onlineeval.online import search_facts
+    from onlineeval.online.facts import STATISTICS
     from onlineeval.online.grouping import experiment_names
 
     con = logs.con
@@ -241,7 +238,7 @@ def unit_sums_query(
             f"{' and '.join(given)} needs search timestamps, but the log {logs.source} has no "
             "searches.ts column; drop --pre-period/--cuped/--start/--end or supply ts"
         )
-    searches_cols = _columns(con, "searches")
+    searches_cols = list(con.table("searches").columns)
     if not isinstance(unit, str) or unit not in searches_cols:
         raise UnknownNameError(
             f"unknown randomization unit column {unit!r}; the searches of {logs.source} have "
@@ -262,19 +259,15 @@ def unit_sums_query(
         # the log's only experiment: searches outside it are left out and counted, never
         # pooled with its exposures
         experiment = names[0]
-    known = [
-        r[0] for r in con.execute(
-            "SELECT DISTINCT CAST(variant AS VARCHAR) FROM searches WHERE variant IS NOT NULL "
-            "AND (CAST($e AS VARCHAR) IS NULL OR CAST(experiment AS VARCHAR) = $e) ORDER BY 1",
-            {"e": experiment},
-        ).fetchall()
-    ]
+    variants = load("ab/variants")
+    known = [r[0] for r in con.execute(variants.render(),
+                                        variants.bind(experiment=experiment)).fetchall()]
     facts = search_facts(logs)
     q = load("ab/unit_sums")
     w = window or Window()
     params = q.bind(by_exposure=window is not None, cuped=w.cuped, experiment=experiment,
                     win_start=w.start, win_end=w.end, pre_start=w.pre_start)
-    return q.render(facts=[facts], unit=[unit]), params, known
+    return q.render(facts=[facts], unit=[unit], stats=list(STATISTICS)), params, known
 
 
 def _arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:

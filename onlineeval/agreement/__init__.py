@@ -4,20 +4,32 @@
   interval, Kendall's τ-b and Spearman's ρ with p-values, and the decision table;
 - :func:`tau_matrix` — which offline measure agrees best with which online metric;
 - :func:`per_query_agreement` — within one experiment, per-query offline deltas against
-  per-query online credit.
+  per-query online credit; :mod:`~onlineeval.agreement.per_query` reads the per-query online
+  deltas of an experiment from its logs (:func:`per_query_interleaving`,
+  :func:`per_query_ab_ctr`) and pairs them with offline ones (:func:`within_experiment`).
+
+Every statistic is also given in the result shape every comparison shares
+(:meth:`AgreementResult.results`, :func:`association_results`).
 """
 
 from __future__ import annotations
 
 from onlineeval.agreement.across import DECISIONS, AgreementResult, agreement
-from onlineeval.agreement.core import association
+from onlineeval.agreement.core import association, association_results
 from onlineeval.agreement.matrix import tau_matrix
+from onlineeval.agreement.per_query import (
+    PerQueryOnline,
+    per_query_ab_ctr,
+    per_query_interleaving,
+    within_experiment,
+)
 from onlineeval.agreement.within import per_query_agreement
 from onlineeval.namespace import lazy_submodules, make_callable
 
 __all__ = [
-    "DECISIONS", "AgreementResult", "agreement", "association", "per_query_agreement",
-    "tau_matrix",
+    "DECISIONS", "AgreementResult", "PerQueryOnline", "agreement", "association",
+    "association_results", "per_query_ab_ctr", "per_query_agreement", "per_query_interleaving",
+    "tau_matrix", "within_experiment",
 ]
 
 

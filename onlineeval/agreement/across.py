@@ -15,8 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.agreement.core import association
-from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.agreement.core import STATISTICS, association, association_results
+from onlineeval.errors import InputError, SchemaError
+from onlineeval.formatting import plain, records
+from onlineeval.levels import check_level
+from onlineeval.stats.results import comparison_frame
 
 #: decision-table categories, in display order
 DECISIONS: tuple[str, ...] = (
@@ -56,12 +59,19 @@ class AgreementResult:
         """The statistics as a one-row DataFrame."""
         return pd.DataFrame([self.stats])
 
+    def results(self) -> pd.DataFrame:
+        """The sign agreement, Kendall's τ-b and Spearman's ρ in the result shape every
+        comparison shares: a ``statistic`` column, then
+        :data:`onlineeval.stats.results.RESULT_COLUMNS` (``unit`` "experiment";
+        :func:`onlineeval.agreement.core.association_results`)."""
+        found = association_results(self.stats, self.stats["confidence"], "experiment")
+        return comparison_frame([{"statistic": s} for s in STATISTICS], found)
+
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (null for undefined values)."""
-        from onlineeval.cli._output import _plain, records
-
         return {
-            "summary": {k: _plain(v) for k, v in self.stats.items()},
+            "summary": {k: plain(v) for k, v in self.stats.items()},
+            "results": records(self.results()),
             "decisions": None if self.decisions is None else records(self.decisions),
             "experiments": records(self.experiments),
             "excluded": list(self.excluded),
@@ -89,6 +99,7 @@ def decide(offline_delta: float, online_delta: float, offline_p: float, online_p
            alpha: float) -> str:
     """The decision-table category of one experiment (a null p-value counts as not
     significant: there is no evidence either way)."""
+    alpha = check_level(alpha)
     sig_off = bool(offline_p < alpha)  # nan < alpha is False
     sig_on = bool(online_p < alpha)
     if sig_off and sig_on:
@@ -176,8 +187,8 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
     ``stats["n_excluded"]``. See :mod:`onlineeval.agreement.core` for the statistics (pairs
     with a zero delta are left out of the sign-agreement rate, not counted as disagreeing).
     """
-    if not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be in (0, 1), got {alpha!r}")
+    alpha = check_level(alpha)
+    confidence = check_level(confidence, "confidence")
     df, source, is_file = _load(table)
     p_cols: list[str] = []
     for given, default in ((offline_p, "offline_p"), (online_p, "online_p")):

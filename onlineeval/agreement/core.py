@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.offline.compare import paired_arrays
+from onlineeval.stats.results import ComparisonResult
 
 #: up to this many pairs, Spearman's p-value is the exact permutation p-value
 EXACT_SPEARMAN_MAX_N = 8
@@ -58,8 +59,7 @@ def association(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict[
     Returns a dict with n, n_agree, n_disagree, n_zero, sign_agreement, sign_ci_low,
     sign_ci_high, kendall_tau, kendall_p, spearman_rho, spearman_p (null when undefined).
     """
-    if not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    confidence = check_level(confidence, "confidence")
     x, y = paired_arrays(x, y, "agreement values")
     nan = float("nan")
     sx, sy = np.sign(x), np.sign(y)
@@ -90,3 +90,33 @@ def association(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict[
         "sign_ci_high": hi, "kendall_tau": tau, "kendall_p": tau_p,
         "spearman_rho": rho, "spearman_p": rho_p,
     }
+
+
+#: the statistics of :func:`association`, in the order :func:`association_results` gives them
+STATISTICS: tuple[str, ...] = ("sign agreement", "Kendall tau-b", "Spearman rho")
+
+
+def association_results(stats: dict[str, Any], confidence: float, unit: str,
+                        ) -> list[ComparisonResult]:
+    """The statistics of an :func:`association` dict in the shared result shape, one per
+    :data:`STATISTICS` entry: the sign-agreement rate with its Wilson interval (no test: null
+    p-value; ``n`` the pairs with a direction), Kendall's τ-b and Spearman's ρ with their
+    p-values (no interval; ``n`` all pairs). ``unit`` names what a pair is (``experiment``,
+    ``query``); the pairs have no arms, so ``units_control``/``units_treatment`` are null."""
+    confidence = check_level(confidence, "confidence")
+    nan = float("nan")
+    spearman = ("exact permutation p-value" if stats["n"] <= EXACT_SPEARMAN_MAX_N
+                else "t approximation (scipy.stats.spearmanr)")
+    rows = (
+        (stats["sign_agreement"], stats["sign_ci_low"], stats["sign_ci_high"], nan,
+         "sign agreement rate, Wilson score interval (no test)",
+         stats["n_agree"] + stats["n_disagree"]),
+        (stats["kendall_tau"], nan, nan, stats["kendall_p"],
+         "Kendall's tau-b (scipy.stats.kendalltau)", stats["n"]),
+        (stats["spearman_rho"], nan, nan, stats["spearman_p"], f"Spearman's rho, {spearman}",
+         stats["n"]),
+    )
+    return [ComparisonResult(estimate=float(est), ci_low=float(lo), ci_high=float(hi),
+                             ci_level=confidence, p_value=float(p), test=test, n=int(n),
+                             unit=unit)
+            for est, lo, hi, p, test, n in rows]

@@ -9,6 +9,7 @@ import pandas as pd
 from onlineeval.agreement.across import _numeric
 from onlineeval.agreement.core import association
 from onlineeval.errors import SchemaError
+from onlineeval.levels import check_level
 
 
 def tau_matrix(table: pd.DataFrame, offline: Sequence[str], online: Sequence[str],
@@ -28,6 +29,7 @@ def tau_matrix(table: pd.DataFrame, offline: Sequence[str], online: Sequence[str
     sign_agreement. ``pivot(index="offline", columns="online", values="kendall_tau")`` gives
     the matrix.
     """
+    confidence = check_level(confidence, "confidence")
     offline, online = list(offline), list(online)
     missing = [c for c in offline + online if c not in table.columns]
     if missing:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from onlineeval.agreement.core import association
 from onlineeval.errors import InputError
+from onlineeval.levels import check_level
 
 
 def _series(values: object, what: str) -> pd.Series:
@@ -51,6 +52,7 @@ def per_query_agreement(offline: object, online: object,
     ``n_online_only`` count the others (e.g. judged queries nobody searched for).
     See :mod:`onlineeval.agreement.core` for the statistics.
     """
+    confidence = check_level(confidence, "confidence")
     off = _series(offline, "offline").dropna()
     on = _series(online, "online").dropna()
     common = off.index.intersection(on.index).sort_values()

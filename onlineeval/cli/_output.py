@@ -1,23 +1,27 @@
-"""Shared output helpers for CLI commands: table, csv and json renderings of DataFrames.
+"""The ``--format`` option of CLI commands: a DataFrame as a table, CSV or JSON on stdout.
 
-The table is for a terminal: text values and column names have their control characters
-escaped (:func:`onlineeval.terminal.escape`), so a value from a log cannot move the cursor,
-clear the screen or break a row. CSV and JSON are data and carry values unchanged."""
+The spelling of values is :mod:`onlineeval.formatting`'s, shared with the report. In a
+table, the columns of a comparison's result that hold one value in every row (the interval's
+level, the correction, the test, the unit) are said once below the table instead of in every
+row; CSV and JSON carry every column in every row."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
-import numpy as np
 import pandas as pd
 
-from onlineeval.terminal import escape
+from onlineeval.formatting import constant_columns, describe_constants, records, text_table
+from onlineeval.stats.results import RESULT_COLUMNS
 
 FORMATS = ("table", "csv", "json")
+
+#: result columns (:data:`onlineeval.stats.results.RESULT_COLUMNS`) a table of results says
+#: once when they are the same in every row
+SAID_ONCE: tuple[str, ...] = ("ci_level", "correction", "family_size", "test", "unit")
 
 
 def add_format_argument(parser: argparse.ArgumentParser, default: str = "table") -> None:
@@ -25,36 +29,6 @@ def add_format_argument(parser: argparse.ArgumentParser, default: str = "table")
         "--format", choices=FORMATS, default=default,
         help=f"output format (default {default}); json is a list of records on stdout",
     )
-
-
-def _plain(value: Any) -> Any:
-    """Convert numpy/pandas scalars to JSON-ready Python values; NaN/NA become null."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if isinstance(value, pd.Timestamp):
-        return value.isoformat()
-    return value
-
-
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The DataFrame as a list of dicts with plain Python values (null for missing)."""
-    return [
-        {str(k): _plain(v) for k, v in row.items()}
-        for row in df.to_dict(orient="records")
-    ]
-
-
-def _fmt_float(value: float, float_format: str) -> str:
-    """Fixed decimals, except tiny non-zero values (p-values) in scientific notation."""
-    if pd.isna(value):
-        return "null"
-    if value != 0 and abs(value) < 1e-3:
-        return f"{value:.3g}"
-    return float_format.format(value)
 
 
 def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
@@ -67,15 +41,15 @@ def emit(df: pd.DataFrame, fmt: str, stream: TextIO | None = None,
     elif fmt == "csv":
         df.to_csv(out, index=False)
     else:
-        shown = df.copy()
-        for col in shown.columns:
-            if pd.api.types.is_float_dtype(shown[col]):
-                shown[col] = shown[col].map(lambda v: _fmt_float(v, float_format))
-            elif shown[col].isna().any():
-                # one spelling of "missing" in every column, as in the JSON output
-                shown[col] = shown[col].astype(object).where(shown[col].notna(), "null")
-            if not pd.api.types.is_numeric_dtype(shown[col]):
-                shown[col] = shown[col].astype(object).map(
-                    lambda v: escape(v) if isinstance(v, str) else v)
-        shown.columns = [escape(str(c)) for c in shown.columns]
-        out.write(shown.to_string(index=False) + "\n")
+        shown, once = df, {}
+        if set(RESULT_COLUMNS) <= set(df.columns):
+            shown, once = constant_columns(df, SAID_ONCE)
+        if "correction" in once and once["correction"] is None and "p_adjusted" in shown \
+                and shown["p_adjusted"].isna().all():
+            # a design without a correction (interleaving, agreement): no column of nulls
+            shown = shown.drop(columns="p_adjusted")
+            once.pop("family_size", None)
+            once["correction"] = "none applied (p_value is not adjusted)"
+        out.write(text_table(shown, float_format))
+        if once:
+            out.write(describe_constants(once) + "\n")

@@ -10,8 +10,9 @@ import warnings
 import pandas as pd
 
 from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments, load
-from onlineeval.cli._output import add_format_argument, emit, records
-from onlineeval.errors import InvalidParameterError
+from onlineeval.cli._output import add_format_argument, emit
+from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning
+from onlineeval.formatting import records
 
 NAME = "abtest"
 HELP = ("A/B(/n) test readout per randomization unit: delta-method and Welch t tests, "
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     srm = df.attrs["srm"]
     for w in caught:
         # the SRM warning is shown with the output, prominently, instead
-        if not srm["mismatch"] or "SAMPLE RATIO MISMATCH" not in str(w.message):
+        if not issubclass(w.category, SampleRatioMismatchWarning):
             print(f"warning: {w.message}", file=sys.stderr)
     message = df.attrs["srm_message"]
     window = df.attrs["window"]
@@ -127,14 +128,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message)
         print(describe_window(window))
-        # the test names are long: said once per test below the table instead of per row
-        emit(df.drop(columns=["significant", "test"]), "table", float_format="{:.4g}")
+        # what is the same in every row is said once below the table: the test names (long,
+        # one per metric), the correction and its family, the level, the unit; n is the sum
+        # of the two units columns
+        emit(df.drop(columns=["significant", "test", "ci_level", "correction", "family_size",
+                              "n", "unit"]), "table", float_format="{:.4g}")
         by_test: dict[str, list[str]] = {}
         for metric, name in df.attrs["tests"].items():
             by_test.setdefault(name, []).append(metric)
         tests = "; ".join(f"{name} for {', '.join(m)}" for name, m in by_test.items())
-        print(f"tests: {tests}. Correction: {df.attrs['correction']}; "
-              f"alpha = {df.attrs['alpha']:g}; intervals are not adjusted; no verdict below "
+        family = df["family_size"].iloc[0] if len(df) else 0
+        print(f"tests: {tests}. Correction: {df.attrs['correction']} over {family} p-values; "
+              f"alpha = {df.attrs['alpha']:g}; {100 * (1 - df.attrs['alpha']):.4g}% intervals, not "
+              f"adjusted; units: {df.attrs['unit']}; no verdict below "
               f"{df.attrs['min_units']} units with data per arm")
     excluded = {k: v for k, v in df.attrs["excluded"].items() if v}
     if excluded:

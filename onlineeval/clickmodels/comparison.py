@@ -65,8 +65,8 @@ def split_searches(logs: Logs, test_share: float = 0.2, by: str = "session",
         table = f"clickmodels_units_{side}"
         logs.con.register(table, units[chosen].reset_index(drop=True))
         view = f"clickmodels_{side}"
-        logs.con.execute(f"CREATE OR REPLACE TEMP VIEW {queries.quote_ident(view)} AS "
-                         + view_q.render(searches=["searches"], unit=[unit], units=[table]))
+        queries.create(logs.con, view,
+                       view_q.render(searches=["searches"], unit=[unit], units=[table]))
         views.append(view)
     return views[0], views[1]
 

@@ -31,6 +31,7 @@ import pandas as pd
 from onlineeval import queries
 from onlineeval.clickmodels.patterns import DEFAULT_MAX_RANK, check_max_rank
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.levels import check_level
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
@@ -53,8 +54,7 @@ def read_rank_counts(logs: Logs, searches: str = "searches", query: str = "query
 def harvest_from_counts(counts: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0,
                         confidence: float = 0.95, min_queries: int = 5) -> pd.DataFrame:
     """:func:`harvest_position_bias` on counts (query, doc_id, rank, shown, clicked)."""
-    if not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must lie in (0, 1); got {confidence!r}")
+    confidence = check_level(confidence, "confidence")
     if n_boot < 1:
         raise InvalidParameterError(f"n_boot must be >= 1; got {n_boot!r}")
     c = counts[counts["shown"] > 0]
@@ -96,6 +96,7 @@ def harvest_position_bias(logs: Logs, *, searches: str = "searches", query: str 
     interval ``ci_low``, ``ci_high`` (``confidence``, ``n_boot`` query resamples drawn from
     ``numpy.random.default_rng(seed)``; NaN with fewer than ``min_queries`` queries).
     """
+    check_level(confidence, "confidence")
     counts = read_rank_counts(logs, searches, query, max_rank)
     return harvest_from_counts(counts, n_boot=n_boot, seed=seed, confidence=confidence,
                                min_queries=min_queries)

@@ -15,6 +15,7 @@ from scipy.stats import norm
 
 from onlineeval import queries
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
+from onlineeval.levels import check_level
 from onlineeval.stats.moments import Moments, ratio
 
 if TYPE_CHECKING:
@@ -106,8 +107,7 @@ def ips_from_terms(terms: pd.DataFrame, propensity: np.ndarray, k: int, *,
     pages, slots, shown_top, logged_rank, cand_rank, clicks)."""
     if clip is not None and not clip > 0:
         raise InvalidParameterError(f"clip must be > 0; got {clip!r}")
-    if not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must lie in (0, 1); got {confidence!r}")
+    confidence = check_level(confidence, "confidence")
     p = np.asarray(propensity, float)
     need = np.arange(1, k + 1)
     if p.size <= k or not np.all(np.isfinite(p[need]) & (p[need] > 0)):
@@ -208,6 +208,7 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     unit
         The randomization unit the standard error clusters on (default ``user_id``).
     """
+    confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     if estimator not in ESTIMATORS:
         raise InvalidParameterError(f"unknown estimator {estimator!r}; known: "

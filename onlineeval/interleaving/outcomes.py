@@ -2,7 +2,7 @@
 
 ``page_outcomes`` defines the per-page credit and outcome (``interleaving/page_outcomes``) as
 the temp view ``interleaving_page_outcomes`` in the log's connection; ``user_stats`` and
-``summary`` aggregate it, each streaming the log through it (nothing per page is stored, so
+``per_query`` aggregate it, each streaming the log through it (nothing per page is stored, so
 a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-user sufficient statistics
 (one row per user and ranker pair) come back to Python.
 """
@@ -10,7 +10,6 @@ a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-u
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,13 +20,10 @@ import pandas as pd
 
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
-from onlineeval.queries import load
+from onlineeval.queries import create, load
 from onlineeval.window import bounds
 
 PAGE_TABLE = "interleaving_page_outcomes"
-#: one-row temp table holding the parameters (experiment, window) the page-outcomes
-#: view reads
-PARAM_TABLE = "interleaving_page_outcomes_params"
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
 
@@ -51,10 +47,10 @@ def _has(logs: Any, table: str, column: str) -> bool:
     has = getattr(logs, "has", None)
     if callable(has):
         return bool(has(table, column))
-    cols = logs.con.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE table_name = $t", {"t": table}
-    ).fetchall()
-    return column in {c for (c,) in cols}
+    try:
+        return column in logs.con.table(table).columns
+    except duckdb.CatalogException:
+        return False
 
 
 def check_by(logs: Any, by: Sequence[str]) -> list[str]:
@@ -117,34 +113,22 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
             "with columns={'results': {'<your column>': 'team'}}"
         )
     q = load("interleaving/page_outcomes")
-    params = q.bind(experiment=experiment, win_start=start, win_end=end)
     # A view, not a table: the page outcomes have one row per page and team pair, and a
     # materialized copy of a large log does not fit a memory limit that the streamed query
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
-    # view streams the 10M pages within 1 GB). A view cannot hold a bound parameter, so the
-    # parameters go to a one-row temp table that the view reads.
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {PARAM_TABLE} AS "
-                "SELECT CAST($experiment AS VARCHAR) AS experiment, "
-                "CAST($win_start AS TIMESTAMP) AS win_start, "
-                "CAST($win_end AS TIMESTAMP) AS win_end", params)
+    # view streams the 10M pages within 1 GB). The view keeps the bound parameters.
     sql = q.render()
-    for name in params:
-        sql = re.sub(rf"\${name}\b", f"(SELECT {name} FROM {PARAM_TABLE})", sql)
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {PAGE_TABLE} AS {sql}")
+    create(con, PAGE_TABLE, sql,
+           params=q.bind(sql, experiment=experiment, win_start=start, win_end=end))
     # the view's rows and the pages it leaves out, without crediting clicks (the query's
     # header says why the view itself is not counted)
     counts = load("interleaving/page_counts")
     n, lonely, before, after, first, last = con.execute(
         counts.render(), counts.bind(experiment=experiment, win_start=start, win_end=end)
-    ).fetchone()
+    ).fetchall()[0]
     n, lonely = int(n or 0), int(lonely or 0)
     if n == 0:
-        known = [
-            e for (e,) in con.execute(
-                "SELECT DISTINCT s.experiment FROM searches AS s JOIN results AS r "
-                "ON r.search_id = s.search_id WHERE r.team IS NOT NULL ORDER BY 1"
-            ).fetchall()
-        ]
+        known = [e for (e,) in con.execute(load("interleaving/experiments").render()).fetchall()]
         where = ""
         if before or after:
             where = (f" in the window ({int(before or 0):,} interleaved pages before its start, "
@@ -184,13 +168,18 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
         return logs.con.execute(q.render(by=list(by)), q.bind()).df()
 
 
-def summary(logs: Any, experiment: str | None = None, by: Sequence[str] = (), *,
-            start: Any = None, end: Any = None) -> pd.DataFrame:
-    """The SQL-only readout (``interleaving/summary``): counts, Δ_AB, share_a and the
-    per-query Δ per experiment and ranker pair, without significance (pages in the window
-    ``start <= ts < end`` only)."""
-    by = check_by(logs, by)
-    page_outcomes(logs, experiment, start=start, end=end)
-    q = load("interleaving/summary")
-    with Elapsed("reading out interleaved pages"):
-        return logs.con.execute(q.render(by=by), q.bind()).df()
+def per_query(logs: Any, team: str, other: str, query: str = "query") -> pd.DataFrame:
+    """Per query value (of the searches column ``query``) of the comparison of ``team`` with
+    ``other``: ``experiment, team, other_team, qid, pages, wins_t, wins_o, ties``
+    (``agreement/per_query_interleaving``) and ``delta_q``, the preference
+    for ``team`` on the query's pages (:func:`onlineeval.interleaving.significance.preference`;
+    NaN without a decided page, and on the row with ``qid`` null, which counts the pages
+    without a query value). Call :func:`page_outcomes` first.
+    """
+    from onlineeval.interleaving.significance import preference
+
+    q = load("agreement/per_query_interleaving")
+    df = logs.con.execute(q.render(query=[query]), q.bind(team=team, other=other)).df()
+    delta = preference(df["wins_t"], df["wins_o"], df["ties"])
+    df["delta_q"] = pd.Series(delta, index=df.index).where(df["qid"].notna())
+    return df

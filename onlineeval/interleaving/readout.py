@@ -20,18 +20,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.errors import InputError, InvalidParameterError
+from onlineeval.errors import InputError, InvalidParameterError, UnknownNameError
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
+from onlineeval.levels import check_level
+from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult, comparison_frame
 from onlineeval.window import bounds
 
-# the fields of the readout the CLI prints, in order (the issue's JSON record, then the
-# tested per-user preference, the secondary sign test and the name of the test)
+# the fields of the readout the CLI prints, in order: the pair and its counts, the result
+# block every comparison shares (estimate = Δ_AB), then share_a, the winner, the tested
+# per-user preference and the secondary sign test
 FIELDS: tuple[str, ...] = (
     "experiment", "team_a", "team_b", "impressions", "impressions_with_clicks", "wins_a",
-    "wins_b", "ties", "delta_ab", "share_a", "p_value", "ci_low", "ci_high", "winner",
-    "user_delta", "sign_test_p", "test",
+    "wins_b", "ties", *RESULT_COLUMNS, "share_a", "winner", "user_delta", "sign_test_p",
 )
 
 #: a user holding more than this share of a comparison's decided pages is warned about (or,
@@ -47,7 +49,7 @@ def _orient(stats: pd.DataFrame, team_a: str | None) -> pd.DataFrame:
         return stats
     present = set(stats["team_a"]) | set(stats["team_b"])
     if team_a not in present:
-        raise InvalidParameterError(
+        raise UnknownTeamError(
             f"team_a {team_a!r} is not a team of the interleaved pages; teams: "
             f"{', '.join(sorted(map(str, present)))}"
         )
@@ -58,9 +60,16 @@ def _orient(stats: pd.DataFrame, team_a: str | None) -> pd.DataFrame:
     return out
 
 
+class UnknownTeamError(UnknownNameError, InvalidParameterError):
+    """``team_a`` names no team of the interleaved pages (a caller can add how to name the
+    teams, e.g. the study file's keys)."""
+
+
 def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int,
-             rng: np.random.Generator) -> dict[str, Any]:
-    """Significance and effect of one comparison from its per-user (and query) rows."""
+             rng: np.random.Generator) -> tuple[ComparisonResult, dict[str, Any]]:
+    """The result of one comparison from its per-user (and query) rows: Δ_AB with the
+    user-resampling interval and the per-user test's p-value, and the readout's other
+    fields."""
     wa, wb, t = (rows[c].to_numpy(dtype=float) for c in ("wins_a", "wins_b", "ties"))
     users, user_ids = pd.factorize(rows["user_id"], use_na_sentinel=False)
     out: dict[str, Any] = {c: int(rows[c].sum()) for c in _COUNTS}
@@ -90,17 +99,20 @@ def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int
     lo, hi = bootstrap_ci(wa, wb, t, users, groups, n_resamples=n_resamples,
                           confidence=1 - alpha, rng=rng)
     winner = None
-    if not math.isnan(res.p_value) and res.p_value < alpha and res.user_delta != 0:
-        winner = "a" if res.user_delta > 0 else "b"
+    if not math.isnan(res.p_value) and res.p_value < alpha and res.estimate != 0:
+        winner = "a" if res.estimate > 0 else "b"
     top = user_ids[res.top_user] if res.top_user >= 0 else None
-    out.update(delta_ab=delta, share_a=share, p_value=res.p_value, ci_low=lo, ci_high=hi,
-               winner=winner, user_delta=res.user_delta, sign_test_p=sign_test(pos, neg),
-               test=res.test, decided_users=res.users, user_ci_low=res.ci_low,
+    result = ComparisonResult(
+        estimate=delta, ci_low=lo, ci_high=hi, ci_level=1.0 - alpha, p_value=res.p_value,
+        test=res.test, n=res.n, units_control=n_users, units_treatment=n_users, unit="user",
+    )
+    out.update(share_a=share, winner=winner, user_delta=res.estimate,
+               sign_test_p=sign_test(pos, neg), user_ci_low=res.ci_low,
                user_ci_high=res.ci_high, df=res.df,
                top_user=None if top is None or pd.isna(top) else str(top),
                top_user_share=res.top_user_share, effective_users=res.effective_users,
                method="per_query" if per_query else "pages")
-    return out
+    return result, out
 
 
 def interleaving_readout(
@@ -145,22 +157,29 @@ def interleaving_readout(
     pandas.DataFrame
         One row per experiment (and breakdown) and ranker pair with :data:`FIELDS`
         (experiment, team_a, team_b, impressions, impressions_with_clicks, wins_a, wins_b,
-        ties, delta_ab, share_a, p_value, ci_low, ci_high, winner, user_delta, sign_test_p,
-        test) followed by the breakdown columns and: users, queries_decided (per-query
-        mode), clicks_without_team (clicked results without a team: reported, never
-        credited), clicks_unmatched (click rows matching no result), repeat_clicks (repeated
-        clicks on one result, counted once), one_sided_pages (pages where only one of the
-        two teams placed a result, so a click could credit that team only), decided_users,
-        user_ci_low, user_ci_high, df, top_user, top_user_share, effective_users, method,
-        heavy_user.
+        ties, the result block every comparison shares — estimate, ci_low, ci_high,
+        ci_level, p_value, p_adjusted, correction, family_size, test, n, units_control,
+        units_treatment, unit (:class:`onlineeval.stats.results.ComparisonResult`) — then
+        share_a, winner, user_delta, sign_test_p) followed by the breakdown columns and:
+        users, queries_decided (per-query mode), clicks_without_team (clicked results
+        without a team: reported, never credited), clicks_unmatched (click rows matching no
+        result), repeat_clicks (repeated clicks on one result, counted once),
+        one_sided_pages (pages where only one of the two teams placed a result, so a click
+        could credit that team only), user_ci_low, user_ci_high, df, top_user,
+        top_user_share, effective_users, method, heavy_user.
 
-        Users are the independent units (:mod:`onlineeval.interleaving.significance`):
-        ``p_value`` is the per-user test (``test`` names it: a t test of the users'
-        preferences Δ_u with ``df`` = decided_users − 1, or the exact sign test over users
-        when every user's Δ_u is the same), ``user_delta`` the mean Δ_u it tests with the
-        interval ``user_ci_low``..``user_ci_high``; ``winner`` is the team users prefer when
-        p < alpha, else None. ``delta_ab`` (pages pooled, or per query) has the user-resampling
-        bootstrap interval ``ci_low``..``ci_high``. ``sign_test_p`` is the exact binomial
+        ``estimate`` is Δ_AB of team A (pages pooled, or per query; formerly the column
+        ``delta_ab``) with the user-resampling bootstrap interval ``ci_low``..``ci_high`` at
+        ``ci_level`` = 1 − alpha. Users are the independent units
+        (:mod:`onlineeval.interleaving.significance`): ``p_value`` is the per-user test
+        (``test`` names it: a t test of the users' preferences Δ_u with ``df`` = n − 1, or
+        the exact sign test over users when every user's Δ_u is the same), ``n`` the users
+        with a decided page it counts (formerly ``decided_users``), ``units_control`` and
+        ``units_treatment`` the users with pages of the pair (each saw both teams), ``unit``
+        "user"; no correction is applied across pairs or experiments (``p_adjusted``,
+        ``correction`` and ``family_size`` are null). ``user_delta`` is the mean Δ_u the
+        test tests, with the interval ``user_ci_low``..``user_ci_high``; ``winner`` is the
+        team users prefer when p < alpha, else None. ``sign_test_p`` is the exact binomial
         test of wins (per-query mode: of queries) that treats pages as independent: a
         secondary statistic, never the verdict. Intervals a zero spread would make zero-width
         are null. Warnings: clicks that could not be credited; one-sided pages in an
@@ -168,21 +187,21 @@ def interleaving_readout(
         ``team_draft(fill=False)`` avoids them); a user with more than
         :data:`HEAVY_USER_SHARE` of a comparison's decided pages (more than twice an equal
         share when there are fewer than 40 users: ``top_user_share``, flagged in
-        ``heavy_user``); a winner against the sign of ``delta_ab``.
+        ``heavy_user``); a winner against the sign of Δ_AB.
         ``df.attrs["window"]`` holds ``start`` and ``end`` (as given, or None),
         ``first_page`` and ``last_page`` (the earliest and latest page read out) and
         ``pages_before_window``, ``pages_after_window`` (interleaved pages left out).
 
     Notes
     -----
-    The page outcomes stay defined in ``logs.con`` as the temp view
-    :data:`~onlineeval.interleaving.outcomes.PAGE_TABLE` (replaced by the next readout on the
-    same logs), so a caller can run further SQL on them (the study report's per-query Δ_q
-    does). It is a view, so each such query streams the log again: nothing per page is held
-    in memory, whatever the log's size.
+    The page outcomes are defined in ``logs.con`` as the temp view
+    :data:`~onlineeval.interleaving.outcomes.PAGE_TABLE`, replaced by the next readout on the
+    same logs: nothing should rely on it after this function returns (the per-query Δ_q of
+    :func:`onlineeval.agreement.per_query.per_query_interleaving` defines its own). It is a
+    view, so each query of it streams the log again: nothing per page is held in memory,
+    whatever the log's size.
     """
-    if not isinstance(alpha, float | int) or not 0.0 < alpha < 1.0:
-        raise InvalidParameterError(f"alpha must lie in (0, 1); got {alpha!r}")
+    alpha = check_level(alpha)
     for name, value, low in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
@@ -197,21 +216,23 @@ def interleaving_readout(
     stats = outcomes.user_stats(logs, [*by, "query"] if per_query else by)
     stats = _orient(stats, team_a)
     keys = ["experiment", *by, "team_a", "team_b"]
-    rows = []
+    lead, results, extra = [], [], []
     for key, part in stats.groupby(keys, dropna=False, sort=True):
         # the comparison's own stream: its CI does not depend on which other comparisons are
         # read out, nor on which team is A (the key holds the two teams in sorted order)
         names = [None if pd.isna(k) else str(k) for k in key]
         rng = derived_generator(int(seed), (*names[:-2], *sorted(names[-2:])))
-        res = _compare(part, per_query, float(alpha), n_resamples, rng)
+        result, res = _compare(part, per_query, alpha, n_resamples, rng)
         rec = dict(zip(keys, key, strict=True))
-        rec["winner"] = {"a": rec["team_a"], "b": rec["team_b"]}.get(res.pop("winner"))
-        rows.append({**rec, **res})
-    out = pd.DataFrame(rows)
+        res["winner"] = {"a": rec["team_a"], "b": rec["team_b"]}.get(res["winner"])
+        lead.append({**rec, **{c: res.pop(c) for c in _COUNTS[:5]}})
+        results.append(result)
+        extra.append(res)
+    out = comparison_frame(lead, results, extra)
     for k in [*keys, "winner"]:
         # None, not NaN, for a missing experiment/day/winner (pandas 3 strings would give NaN)
         out[k] = out[k].astype(object).where(out[k].notna(), None)
-    users = out["decided_users"].to_numpy(dtype=float)
+    users = out["n"].to_numpy(dtype=float)
     with np.errstate(divide="ignore"):
         limit = np.maximum(HEAVY_USER_SHARE, 2.0 / users)
     out["heavy_user"] = (users > 0) & (out["top_user_share"].to_numpy(dtype=float) > limit)
@@ -248,20 +269,20 @@ def _warn_heavy_users(out: pd.DataFrame, by: Sequence[str]) -> None:
     for r in out.to_dict("records"):
         where = ", ".join(f"{k} {r[k]!r}" for k in ("experiment", *by)) + \
             f", {r['team_a']!r} vs {r['team_b']!r}"
-        users = r["decided_users"]
+        users = r["n"]
         if r["heavy_user"]:
             warnings.warn(
                 f"{where}: one user ({r['top_user']!r}) has {r['top_user_share']:.0%} of the "
                 f"decided pages (effective number of users {r['effective_users']:.1f} of "
-                f"{users:,}); delta_ab, its interval and sign_test_p mostly describe that "
-                "user, while p_value and winner weigh every user equally (user_delta)",
+                f"{users:,}); Δ_AB (estimate), its interval and sign_test_p mostly describe "
+                "that user, while p_value and winner weigh every user equally (user_delta)",
                 stacklevel=3,
             )
-        if r["winner"] is not None and np.sign(r["delta_ab"]) != np.sign(r["user_delta"]):
+        if r["winner"] is not None and np.sign(r["estimate"]) != np.sign(r["user_delta"]):
             warnings.warn(
                 f"{where}: users prefer {r['winner']!r} (user_delta {r['user_delta']:+.4g}, "
                 f"p {r['p_value']:.3g}) but the pages, dominated by a few users, lean the "
-                f"other way (delta_ab {r['delta_ab']:+.4g})", stacklevel=3,
+                f"other way (Δ_AB {r['estimate']:+.4g})", stacklevel=3,
             )
 
 
@@ -304,14 +325,17 @@ def _warn_uncredited(out: pd.DataFrame) -> None:
         )
 
 
-def preference_matrix(readout: pd.DataFrame, value: str = "delta_ab") -> pd.DataFrame:
+def preference_matrix(readout: pd.DataFrame, value: str = "estimate") -> pd.DataFrame:
     """The pairwise preference matrix of one experiment's readout (multileaving).
 
-    Entry [row, col] is ``value`` for row's team as A against col's team as B: Δ_AB (default),
-    or ``"share_a"`` or ``"p_value"``. The matrix is filled from both orientations
+    Entry [row, col] is ``value`` for row's team as A against col's team as B: Δ_AB (the
+    readout's ``estimate``, default; ``"delta_ab"``, its former name, is accepted), or
+    ``"share_a"`` or ``"p_value"``. The matrix is filled from both orientations
     (Δ_BA = −Δ_AB, share_BA = 1 − share_AB, p symmetric); the diagonal is NaN.
     """
-    flips = {"delta_ab": lambda v: -v, "share_a": lambda v: 1 - v, "p_value": lambda v: v}
+    flips = {"estimate": lambda v: -v, "share_a": lambda v: 1 - v, "p_value": lambda v: v}
+    if value == "delta_ab":
+        value = "estimate"
     if value not in flips:
         raise InvalidParameterError(
             f"value must be one of {', '.join(flips)}; got {value!r}"

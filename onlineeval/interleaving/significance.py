@@ -33,16 +33,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import sparse, stats
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.interleaving._random import RandomLike, as_generator
+from onlineeval.levels import check_level
 from onlineeval.progress import Progress
+from onlineeval.stats.results import ComparisonResult
 
 # cells (resamples x users) drawn per chunk: bounds memory to a few tens of MB
 _CHUNK_CELLS = 2_000_000
+
+
+def preference(wins_a: Any, wins_b: Any, ties: Any) -> np.ndarray:
+    """The preference for A, elementwise: (wins_A + ties / 2) / (wins_A + wins_B + ties) − 0.5
+    (Chapelle et al. 2012), in [−0.5, 0.5]; NaN where no page is decided. The one definition:
+    Δ_AB, the per-query Δ_q, the per-user Δ_u and the agreement's per-query table use it."""
+    wa, wb, t = (np.asarray(x, dtype=float) for x in (wins_a, wins_b, ties))
+    decided = wa + wb + t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(decided > 0, (wa + t / 2.0) / decided - 0.5, np.nan)
 
 
 def delta_ab(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray) -> np.ndarray:
@@ -53,8 +66,8 @@ def delta_ab(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray) -> np.nda
     """
     wa, wb, t = (np.asarray(x, dtype=float) for x in (wins_a, wins_b, ties))
     decided = wa + wb + t
+    d = preference(wa, wb, t)
     with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.where(decided > 0, (wa + t / 2.0) / decided - 0.5, np.nan)
         n = np.sum(decided > 0, axis=-1)
         total = np.nansum(d, axis=-1)
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
@@ -101,8 +114,7 @@ def bootstrap_ci(
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) \
             or n_resamples < 1:
         raise InvalidParameterError(f"n_resamples must be an integer >= 1; got {n_resamples!r}")
-    if not 0.0 < confidence < 1.0:
-        raise InvalidParameterError(f"confidence must lie in (0, 1); got {confidence!r}")
+    confidence = check_level(confidence, "confidence")
     users = np.asarray(users, dtype=np.int64)
     if users.size == 0:
         return math.nan, math.nan
@@ -134,17 +146,15 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
-@dataclass(frozen=True)
-class UserTest:
-    """The per-user preference test of :func:`user_test`."""
+@dataclass(frozen=True, kw_only=True)
+class UserTest(ComparisonResult):
+    """The per-user preference test of :func:`user_test`: the shared result fields with
+    ``estimate`` the mean over users of Δ_u, ``n`` the users with a decided page (the
+    independent units the test counts), ``units_control`` and ``units_treatment`` the users
+    given (each saw both teams, so both count every user), ``unit`` "user"; and the test's
+    own fields below."""
 
-    users: int  #: users with a decided page (the independent units)
-    user_delta: float  #: mean over those users of Δ_u
-    p_value: float
-    ci_low: float
-    ci_high: float
     df: float  #: degrees of freedom of the t reference (nan for the sign test)
-    test: str  #: the procedure, or why there is none
     top_user: int  #: row index of the user with the most decided pages (-1: none)
     top_user_share: float  #: that user's share of the decided pages
     effective_users: float  #: (sum of decided pages)^2 / sum of squares: Kish's count
@@ -153,37 +163,44 @@ class UserTest:
 def user_test(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray,
               alpha: float = 0.05) -> UserTest:
     """Test the mean per-user preference against 0; one row per user (module docstring)."""
+    alpha = check_level(alpha)
     wa, wb, t = (np.asarray(x, dtype=float) for x in (wins_a, wins_b, ties))
     decided = wa + wb + t
     has = decided > 0
     n = int(has.sum())
     nan = math.nan
+
+    def result(estimate: float, p: float, low: float, high: float, df: float, test: str,
+               top: int, share: float, effective: float) -> UserTest:
+        return UserTest(estimate=estimate, ci_low=low, ci_high=high, ci_level=1.0 - alpha,
+                        p_value=p, test=test, n=n, units_control=len(wa),
+                        units_treatment=len(wa), unit="user", df=df, top_user=top,
+                        top_user_share=share, effective_users=effective)
+
     if n == 0:
-        return UserTest(0, nan, nan, nan, nan, nan, "undefined: no decided page", -1, nan,
-                        nan)
+        return result(nan, nan, nan, nan, nan, "undefined: no decided page", -1, nan, nan)
     top = int(np.argmax(decided))
     share = float(decided[top] / decided.sum())
     effective = float(decided.sum() ** 2 / (decided ** 2).sum())
-    d_u = (wa[has] + t[has] / 2.0) / decided[has] - 0.5
+    d_u = preference(wa[has], wb[has], t[has])
     mean = float(d_u.mean())
     if n < 2:
-        return UserTest(n, mean, nan, nan, nan, nan,
-                        "undefined: fewer than 2 users with a decided page", top, share,
-                        effective)
+        return result(mean, nan, nan, nan, nan,
+                      "undefined: fewer than 2 users with a decided page", top, share,
+                      effective)
     if np.ptp(d_u) == 0:
         if mean == 0:
-            return UserTest(n, mean, nan, nan, nan, nan,
-                            "undefined: every user's preference is 0", top, share, effective)
+            return result(mean, nan, nan, nan, nan, "undefined: every user's preference is 0",
+                          top, share, effective)
         p = float(stats.binomtest(n, n, 0.5).pvalue)
-        return UserTest(n, mean, p, nan, nan, nan,
-                        "exact sign test over users (every user's preference is the same, so "
-                        "the t test is undefined)", top, share, effective)
+        return result(mean, p, nan, nan, nan,
+                      "exact sign test over users (every user's preference is the same, so "
+                      "the t test is undefined)", top, share, effective)
     se = float(d_u.std(ddof=1)) / math.sqrt(n)
     df = float(n - 1)
     p = float(2.0 * stats.t.sf(abs(mean) / se, df))
     q = float(stats.t.isf(alpha / 2.0, df))
-    return UserTest(n, mean, p, mean - q * se, mean + q * se, df, USER_T, top, share,
-                    effective)
+    return result(mean, p, mean - q * se, mean + q * se, df, USER_T, top, share, effective)
 
 
 #: the name of the headline test in the readout's ``test`` field

@@ -9,7 +9,9 @@ Parquet logs in the canonical layout are scanned as they are.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from onlineeval.queries import quote_ident
 
 INT_TYPES = frozenset({
     "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
@@ -58,6 +60,22 @@ class Conversion:
         if self.valid:
             cond = f"({cond} OR NOT ({self.valid.replace('@v@', f'({self.expr})')}))"
         return f"({source} IS NOT NULL AND {cond})"
+
+
+def recast(conv: Conversion, target: str, checked: bool | None = None) -> Conversion:
+    """``conv`` followed by a cast to ``target`` (ids of the tables made one type)."""
+    return replace(conv, expr=f"CAST({conv.expr} AS {target})", sql_type=target,
+                   checked=conv.checked if checked is None else checked)
+
+
+def null_of(sql_type: str) -> str:
+    """A NULL of ``sql_type``: the value of a column the source does not have."""
+    return f"CAST(NULL AS {sql_type})"
+
+
+def named(expr: str, name: str) -> str:
+    """``expr`` as the output column ``name`` of a view's select list."""
+    return f"{expr} AS {quote_ident(name)}"
 
 
 # kinds that are another kind restricted to a range: (base kind, condition on the value)

@@ -20,12 +20,12 @@ from typing import Any
 
 import duckdb
 
+from onlineeval import queries
 from onlineeval.errors import LogFormatError
 from onlineeval.logs import readers
 from onlineeval.logs.casting import FLOAT_TYPES, INT_TYPES, base_type
 from onlineeval.logs.locate import json_lines, one_line, read_failure
 from onlineeval.logs.sources import Source
-from onlineeval.queries import quote_ident as qi
 
 # the JSON types json_type() reports, grouped by what a column may mix
 _GROUPS: tuple[frozenset[str], ...] = (
@@ -81,20 +81,22 @@ def _type_counts(con: duckdb.DuckDBPyConnection, source: Source, columns: list[s
     """For each of ``columns``: how many values have each JSON type (NULL left out)."""
     raw = readers.read(con, "json", list(source.files), source.hive,
                        columns=dict.fromkeys(columns, "JSON"))
-    counts = [f"count(*) FILTER (WHERE json_type({qi(c)}) = '{t}')"
-              for c in columns for t in _TYPES]
-    counts += [f"count(*) FILTER (WHERE json_type({qi(c)}) NOT IN "
-               f"('NULL', {', '.join(repr(t) for t in _TYPES)}))" for c in columns]
+    q = queries.load("logs/json_types")
+    con.register("_oe_json_columns", raw)
     try:
-        row = raw.aggregate(", ".join(counts)).fetchall()[0]
+        row = con.execute(q.render(source=["_oe_json_columns"], columns=columns)).fetchall()[0]
     except duckdb.Error as exc:
         raise read_failure(con, exc, "json", source.files, source.label,
                            f"read the {table} table") from None
+    finally:
+        con.unregister("_oe_json_columns")
     out: dict[str, dict[str, int]] = {}
-    for i, c in enumerate(columns):
-        seen = {t: int(n) for t, n in zip(_TYPES, row[i * len(_TYPES):], strict=False) if n}
-        if row[len(columns) * len(_TYPES) + i]:
-            seen["OTHER"] = int(row[len(columns) * len(_TYPES) + i])
+    for c, counts in zip(columns, row, strict=True):
+        counts = dict(counts or {})
+        seen = {t: int(counts[t]) for t in _TYPES if counts.get(t)}
+        other = sum(int(n) for t, n in counts.items() if t not in _TYPES and t != "NULL")
+        if other:
+            seen["OTHER"] = other
         out[c] = seen
     return out
 
@@ -159,11 +161,9 @@ def late_keys(con: duckdb.DuckDBPyConnection, source: Source, table: str) -> Sou
     known = list(types)
     con.register("_oe_objects", readers.read_objects(con, files, source.hive))
     try:
-        n = con.execute("SELECT count(*) FROM _oe_objects WHERE NOT list_has_all($known, "
-                        "json_keys(json))", {"known": known}).fetchall()[0][0]
-        keys = [] if not n else [r[0] for r in con.execute(
-            "SELECT DISTINCT unnest(json_keys(json)) FROM _oe_objects "
-            "WHERE NOT list_has_all($known, json_keys(json))", {"known": known}).fetchall()]
+        q = queries.load("logs/json_late_keys")
+        keys = [r[0] for r in con.execute(q.render(objects=["_oe_objects"]),
+                                          q.bind(known=known)).fetchall()]
     except duckdb.Error as exc:
         raise read_failure(con, exc, "json", source.files, source.label,
                            f"read the {table} table") from None

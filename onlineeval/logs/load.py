@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from onlineeval import queries
 from onlineeval.errors import (
     ExcludedRowsWarning,
     InvalidParameterError,
@@ -31,41 +31,10 @@ from onlineeval.logs.paths import EXTENSIONS, find_table, refuse_lake_folder
 from onlineeval.logs.report import EMPTY_RESULTS, REASONS, LoadReport
 from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_names
 from onlineeval.logs.sources import Source, open_table
+from onlineeval.logs.tables import PREFIX as _PREFIX
+from onlineeval.logs.tables import Table as _Table
 from onlineeval.logs.validate import validate
 from onlineeval.queries import quote_ident as qi
-
-_PREFIX = "_oe_"
-_EXAMPLES = 3
-
-
-@dataclass
-class _Table:
-    """One opened table: its source, mapped columns, conversions and view names."""
-
-    name: str
-    source: Source
-    columns: dict[str, str]  # canonical or extra output name -> source column
-    conversions: dict[str, casting.Conversion] = field(default_factory=dict)
-    extras: list[str] = field(default_factory=list)
-    types: dict[str, str] = field(default_factory=dict)  # canonical name -> SQL type
-    # rows read, and non-null values of each checked optional column (set by validation)
-    rows: int = 0
-    non_null: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def raw(self) -> str:
-        return qi(f"{_PREFIX}raw_{self.name}")
-
-    @property
-    def check(self) -> str:
-        return qi(f"{_PREFIX}check_{self.name}")
-
-    @property
-    def typed(self) -> str:
-        return qi(f"{_PREFIX}typed_{self.name}")
-
-    def has(self, column: str) -> bool:
-        return column in self.conversions
 
 
 class Logs:
@@ -316,15 +285,12 @@ def _unify_ids(tables: dict[str, _Table]) -> None:
         for t in present:
             if t.types[column] != target:
                 conv = t.conversions[column]
-                t.conversions[column] = casting.Conversion(
-                    f"CAST({conv.expr} AS {target})", conv.checked, target, conv.valid,
-                )
+                t.conversions[column] = casting.recast(conv, target)
                 t.types[column] = target
     for t in tables.values():  # an all-null id column (JSON types it NULL) becomes text
         for column, conv in list(t.conversions.items()):
             if conv.sql_type == "NULL":
-                t.conversions[column] = casting.Conversion(
-                    f"CAST({conv.expr} AS VARCHAR)", False, "VARCHAR")
+                t.conversions[column] = casting.recast(conv, "VARCHAR", checked=False)
                 t.types[column] = "VARCHAR"
 
 
@@ -344,14 +310,17 @@ def _placeholder(tables: dict[str, _Table], table: str, col: Column) -> str:
         sql_type = "VARCHAR"
     else:
         sql_type = SQL_TYPE[col.kind]
-    return f"CAST(NULL AS {sql_type})"
+    return casting.null_of(sql_type)
 
 
 def _create_source_views(
     con: duckdb.DuckDBPyConnection, t: _Table, all_tables: dict[str, _Table],
 ) -> None:
+    """The raw view (the source as read), the typed view (canonical names and types) and
+    the check view (typed, plus per value-checked column its bad-value flag and its source
+    value), all lazy."""
     # register() makes a temporary view, even on a file-backed connection
-    con.register(f"{_PREFIX}raw_{t.name}", t.source.relation)
+    con.register(t.raw, t.source.relation)
     check_cols, typed_cols = [], []
     for col in SCHEMA[t.name]:
         if t.has(col.name):
@@ -359,27 +328,21 @@ def _create_source_views(
             expr = conv.expr
             if conv.checked:
                 src = qi(t.columns[col.name])
-                check_cols.append(f"{conv.bad(src)} AS {qi(_PREFIX + 'bad_' + col.name)}")
+                check_cols.append(casting.named(conv.bad(src), _PREFIX + "bad_" + col.name))
+                check_cols.append(casting.named(src, _PREFIX + "src_" + col.name))
         else:
             expr = _placeholder(all_tables, t.name, col)
-        typed_cols.append(f"{expr} AS {qi(col.name)}")
-    typed_cols += [f"{qi(t.columns[x])} AS {qi(x)}" for x in t.extras]
+        typed_cols.append(casting.named(expr, col.name))
+    typed_cols += [casting.named(qi(t.columns[x]), x) for x in t.extras]
     try:
-        _run(con, f"CREATE OR REPLACE TEMP VIEW {t.typed} AS SELECT {', '.join(typed_cols)} "
-                  f"FROM {t.raw}")
-        _run(con, f"CREATE OR REPLACE TEMP VIEW {t.check} AS SELECT "
-                  f"{', '.join(typed_cols + check_cols)} FROM {t.raw}")
+        queries.project(con, t.typed, t.raw, typed_cols)
+        queries.project(con, t.check, t.raw, typed_cols + check_cols)
     except duckdb.Error as exc:
         text = str(exc).strip().splitlines()
         raise SchemaError(
             f"{t.source.label}: cannot use the columns of the {t.name} table "
             f"({', '.join(t.source.relation.columns)}): {text[0] if text else exc!r}"
         ) from None
-
-
-def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None,
-         ) -> list[tuple[Any, ...]]:
-    return con.execute(sql, params or {}).fetchall()
 
 
 # --- validation and the clean views ------------------------------------------------------
@@ -406,13 +369,13 @@ def _strict_message(
         f"of {report.source} would be excluded "
         "(load without strict=True / --strict to exclude and count them instead):"
     ]
+    examples = queries.load("logs/examples")
     for (table, reason), n in report.excluded.items():
         lines.append(f"  {table}: {n:,} row{'' if n == 1 else 's'} ({reason}): "
                      f"{REASONS[reason]}; e.g.")
         names = [c for c in column_names(table) if tables[table].has(c)]
-        sql = (f"SELECT {', '.join(qi(c) for c in names)} FROM ({classified[table]}) "
-               f"WHERE _oe_reason = $reason LIMIT {_EXAMPLES}")
-        for row in _run(con, sql, {"reason": reason}):
+        sql = examples.render(classified=[classified[table]], columns=names)
+        for row in con.execute(sql, examples.bind(reason=reason)).fetchall():
             shown = ", ".join(f"{c}={_show(v)}" for c, v in zip(names, row, strict=True))
             lines.append(f"    {shown}")
     return "\n".join(lines)

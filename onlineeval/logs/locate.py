@@ -18,11 +18,11 @@ from typing import Any
 
 import duckdb
 
+from onlineeval import queries
 from onlineeval.db import connect
 from onlineeval.errors import InputError, LogFormatError
 from onlineeval.logs import readers
 from onlineeval.logs.paths import duckdb_paths
-from onlineeval.queries import quote_ident as qi
 from onlineeval.terminal import escape
 
 
@@ -273,11 +273,9 @@ def _parquet_row(files: Sequence[str], column: str, wanted: list[str],
         rel = con.read_parquet(duckdb_paths(con, list(files)), filename=True,
                                file_row_number=True, union_by_name=len(files) > 1)
         con.register("_oe_values", rel)
-        text = f"CAST({qi(column)} AS VARCHAR)"
-        got = con.execute(
-            f"SELECT filename, file_row_number, {text} FROM _oe_values "
-            f"WHERE {text} IN (SELECT unnest($wanted)) ORDER BY 1, 2 LIMIT 1",
-            {"wanted": wanted}).fetchall()
+        q = queries.load("logs/value_row")
+        got = con.execute(q.render(source=["_oe_values"], column=[column]),
+                          q.bind(wanted=wanted)).fetchall()
     finally:
         con.close()
     return (got[0][0], f"row {got[0][1] + 1:,}", got[0][2]) if got else None
@@ -323,8 +321,9 @@ def _unreadable(fmt: str, file: str) -> str | None:
     con = connect()
     try:
         rel = readers.read(con, fmt, [file])
-        cols = ", ".join(qi(c) for c in rel.columns)
-        rel.aggregate(f"count(*), min(hash({cols}))").fetchall()
+        con.register("_oe_file", rel)
+        q = queries.load("logs/read_all")
+        con.execute(q.render(source=["_oe_file"], columns=list(rel.columns))).fetchall()
     except duckdb.Error as exc:
         _, _, reason = read_error(exc, readers.separator(fmt), [file])
         return reason

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from onlineeval import queries
 from onlineeval.errors import SchemaError
 
 _FORMATS: tuple[tuple[str, str], ...] = (
@@ -58,8 +59,8 @@ def duckdb_path(con: duckdb.DuckDBPyConnection, path: str) -> str:
         return path
     escaped = "".join(f"[{ch}]" if ch in _GLOB_CHARS else ch for ch in path)
     try:
-        found = [row[0] for row in con.execute("SELECT file FROM glob($p)",
-                                               {"p": escaped}).fetchall()]
+        q = queries.load("logs/glob")
+        found = [row[0] for row in con.execute(q.render(), q.bind(p=escaped)).fetchall()]
     except duckdb.Error:
         found = []
     if found != [path]:

@@ -33,6 +33,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from onlineeval import queries
 from onlineeval.errors import LogFormatError, SchemaError
 from onlineeval.logs import readers
 from onlineeval.logs.locate import locate_error, one_line, open_text, read_failure, remember
@@ -165,8 +166,8 @@ def _check_parquet_names(con: duckdb.DuckDBPyConnection, files: list[str],
     if not any((m := _RENAMED.match(c)) and m.group(1).lower() in lowered for c in columns):
         return
     for f in files:
-        rows = con.execute("SELECT name, num_children FROM parquet_schema($p)",
-                           {"p": duckdb_path(con, f)}).fetchall()
+        q = queries.load("logs/parquet_schema")
+        rows = con.execute(q.render(), q.bind(p=duckdb_path(con, f))).fetchall()
         names = _parquet_top_level(rows)
         seen: dict[str, str] = {}
         for name in names:

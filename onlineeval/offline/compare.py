@@ -66,10 +66,12 @@ import pandas as pd
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.namespace import make_callable
 from onlineeval.progress import Progress
 from onlineeval.registry import Registry
-from onlineeval.stats.multiple import CORRECTIONS, adjust
+from onlineeval.stats.multiple import CORRECTIONS
+from onlineeval.stats.results import ComparisonResult, adjust_family, comparison_frame
 
 __all__ = [
     "PAIRED_TESTS", "PairedResult", "check_measures", "compare", "compare_scores",
@@ -77,18 +79,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PairedResult:
-    """One paired test on per-query scores ``a`` and ``b`` (delta = b − a)."""
+@dataclass(frozen=True, kw_only=True)
+class PairedResult(ComparisonResult):
+    """One paired test on per-query scores ``a`` and ``b``: the shared result fields
+    (``estimate`` = mean of b − a, formerly ``delta``; ``n`` the queries, each in both
+    runs; ``unit`` "query") and the runs' means and the effect size."""
 
-    test: str
-    n: int
     mean_a: float
     mean_b: float
-    delta: float
-    ci_low: float
-    ci_high: float
-    p_value: float
     effect_size: float
 
 
@@ -191,10 +189,9 @@ def paired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
     n_resamples : resamples of the randomization and bootstrap tests.
     seed : seed of the randomization and bootstrap tests (results are reproducible).
     """
+    confidence = check_level(confidence, "confidence")
     name = PAIRED_TESTS.canonical(test)
     fn = PAIRED_TESTS.get(name)
-    if not 0 < confidence < 1:
-        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     if int(n_resamples) < 1:
         raise InvalidParameterError(f"n_resamples must be at least 1, got {n_resamples!r}")
     x, y = paired_arrays(a, b, "paired scores")
@@ -220,7 +217,9 @@ def paired_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
             warnings.simplefilter("ignore", RuntimeWarning)
             warnings.simplefilter("ignore", UserWarning)
             p, lo, hi = fn(x, y, confidence, int(n_resamples), int(seed))
-    return PairedResult(name, n, mean_a, mean_b, delta, lo, hi, p, effect)
+    return PairedResult(estimate=delta, ci_low=lo, ci_high=hi, ci_level=confidence,
+                        p_value=p, test=name, n=n, units_control=n, units_treatment=n,
+                        unit="query", mean_a=mean_a, mean_b=mean_b, effect_size=effect)
 
 
 # --- comparing runs ---------------------------------------------------------------------
@@ -315,9 +314,13 @@ def compare(qrels: object, run_a: object, run_b: object, measures: Sequence[str]
 
     Returns
     -------
-    DataFrame, one row per (run, measure): baseline, run, measure, n_queries, mean_a, mean_b,
-    delta (= mean_b − mean_a), ci_low, ci_high, p_value, p_adjusted, significant,
-    effect_size (Cohen's d_z), test.
+    DataFrame, one row per (run, measure): baseline, run, measure, mean_a, mean_b, then the
+    result block every comparison shares (:class:`onlineeval.stats.results.ComparisonResult`):
+    estimate (= mean_b − mean_a; formerly ``delta``), ci_low, ci_high, ci_level, p_value,
+    p_adjusted (by ``correction`` over the ``family_size`` runs × measures), correction,
+    family_size, test, n (the queries; formerly ``n_queries``), units_control,
+    units_treatment (both n: a paired design), unit ("query"); then significant
+    (``p_adjusted < alpha``) and effect_size (Cohen's d_z).
 
     Raises
     ------
@@ -332,7 +335,7 @@ def compare(qrels: object, run_a: object, run_b: object, measures: Sequence[str]
     measures = list(measures)
     if not measures:
         raise InvalidParameterError("compare needs at least one measure, e.g. ['ndcg@10']")
-    _check(test, alpha, correction)
+    _check(test, alpha, correction, confidence)
     if isinstance(qrels, str | Path):
         from onlineeval.offline import read_qrels
 
@@ -345,9 +348,10 @@ def compare(qrels: object, run_a: object, run_b: object, measures: Sequence[str]
                           n_resamples=n_resamples, seed=seed)
 
 
-def _check(test: str, alpha: float, correction: str) -> None:
-    if not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be in (0, 1), got {alpha!r}")
+def _check(test: str, alpha: float, correction: str, confidence: float | None) -> None:
+    check_level(alpha)
+    if confidence is not None:
+        check_level(confidence, "confidence")
     PAIRED_TESTS.canonical(test)
     CORRECTIONS.canonical(correction)  # validate the names before the work
 
@@ -362,12 +366,13 @@ def compare_scores(base: pd.DataFrame, others: Mapping[str, pd.DataFrame], test:
     a query without results on every measure of the ranking; :func:`per_query_scores` gives
     every judged query its exact trec_eval -c value, so nothing is filled in for its frames.
     Progress (runs × measures tests) shows on a TTY."""
-    _check(test, alpha, correction)
+    _check(test, alpha, correction, confidence)
     test = PAIRED_TESTS.canonical(test)
     if not len(base.columns):
         raise InvalidParameterError("compare_scores: the baseline scores have no measure column")
     conf = 1 - alpha if confidence is None else confidence
-    rows: list[dict[str, Any]] = []
+    lead: list[dict[str, Any]] = []
+    results: list[PairedResult] = []
     with Progress(f"paired {test} tests", len(others) * len(base.columns)) as bar:
         for name, other in others.items():
             qids = base.index.union(other.index)
@@ -381,19 +386,14 @@ def compare_scores(base: pd.DataFrame, others: Mapping[str, pd.DataFrame], test:
                     )
                 r = paired_test(a_scores[col].to_numpy(), b_scores[col].to_numpy(), test,
                                 confidence=conf, n_resamples=n_resamples, seed=seed)
-                rows.append({
-                    "baseline": baseline, "run": name, "measure": col, "n_queries": r.n,
-                    "mean_a": r.mean_a, "mean_b": r.mean_b, "delta": r.delta,
-                    "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value,
-                    "effect_size": r.effect_size, "test": r.test,
-                })
+                lead.append({"baseline": baseline, "run": name, "measure": col,
+                             "mean_a": r.mean_a, "mean_b": r.mean_b})
+                results.append(r)
                 bar.update()
-    out = pd.DataFrame(rows)
-    out["p_adjusted"] = adjust(out["p_value"].to_numpy(), correction)
-    out["significant"] = out["p_adjusted"] < alpha
-    order = ["baseline", "run", "measure", "n_queries", "mean_a", "mean_b", "delta", "ci_low",
-             "ci_high", "p_value", "p_adjusted", "significant", "effect_size", "test"]
-    return out[order]
+    adjusted = adjust_family(results, correction)
+    extra = [{"significant": bool(a.p_adjusted < alpha), "effect_size": r.effect_size}
+             for r, a in zip(results, adjusted, strict=True)]
+    return comparison_frame(lead, adjusted, extra)
 
 
 # the module is callable as compare(), so this name is the module in every import order

@@ -17,7 +17,10 @@ column order of ``online_metrics``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
 
 from onlineeval.registry import Registry
 
@@ -42,12 +45,30 @@ class OnlineMetric:
     #: effect size the metric cannot show)
     bounds: tuple[float | None, float | None] = (0.0, None)
 
+    def value(self, stats: Any) -> Any:
+        """The metric from its statistics: ``stats[numerator] / stats[denominator]`` (a
+        table or mapping of sums, e.g. a row group of ``online/metrics``), NaN where the
+        denominator is 0; the count itself when there is no denominator."""
+        if self.denominator is None:
+            return stats[self.numerator]
+        return ratio(stats[self.numerator], stats[self.denominator])
+
     @property
     def formula(self) -> str:
         """The ratio of sums, in terms of the facts columns."""
         if self.denominator is None:
             return _stat_sql(self.numerator)
         return f"{_stat_sql(self.numerator)} / {_stat_sql(self.denominator)}"
+
+
+def ratio(num: Any, den: Any) -> pd.Series:
+    """``num / den`` as floats, NaN where ``den`` is not > 0 (a rate of nothing is undefined,
+    never 0)."""
+    num = pd.to_numeric(pd.Series(num), errors="coerce").astype("float64")
+    den = pd.to_numeric(pd.Series(den), errors="coerce").astype("float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return out.where(den > 0)
 
 
 def _stat_sql(stat: str) -> str:

@@ -29,50 +29,15 @@ Rules (exact):
 * The first search of a session (by ts, then search_id) carries the session's outcomes.
 
 Columns of the view, in order: every column of ``searches`` (``search_id, user_id, ts,
-session_id, query, experiment, variant, n_results`` and any extra source columns), then:
+session_id, query, experiment, variant, n_results`` and any extra source columns), then the
+facts :data:`FACT_COLUMNS`, each documented (type and meaning) in the header of
+``sql/online/search_facts.sql``, which is read here: the header is their one description.
+Those tagged ``summed`` there are :data:`STATISTICS`, the per-search statistics that
+``online/metrics`` sums per group and ``ab/unit_sums`` per randomization unit.
 
-``session_no`` BIGINT
-    derived sessions: the number of sessions the user's events have started up to this
-    search (1-based; a session made only of late clicks also counts, so numbers can skip);
-    NULL when sessions are given. ``(user_id, session_id, session_no)`` identifies a session.
-``session_first`` INTEGER
-    1 on the first search of its session, else 0. ``sum`` = sessions.
-``has_click`` INTEGER
-    1 when the search has at least one click.
-``n_clicks`` BIGINT
-    clicks on the search.
-``n_sat_clicks`` BIGINT
-    satisfied clicks on the search.
-``min_click_rank`` INTEGER
-    lowest clicked rank (NULL without a ranked click).
-``rr`` DOUBLE
-    ``1 / min_click_rank``; 0 without a click; NULL when clicked but no rank is known.
-``known_rr`` INTEGER
-    1 when ``rr`` is not NULL.
-``first_click_ts`` TIMESTAMP
-    earliest click ts (NULL without a timed click).
-``ttfc_s`` DOUBLE
-    ``first_click_ts - ts`` in seconds (NULL without a timed click or search ts).
-``has_ttfc`` INTEGER
-    1 when ``ttfc_s`` is not NULL.
-``known_n_results`` INTEGER
-    1 when ``n_results`` is not NULL.
-``nonzero`` INTEGER
-    1 when ``n_results > 0``.
-``zero_result`` INTEGER
-    1 when ``n_results = 0``.
-``abandoned`` INTEGER
-    1 when ``n_results > 0`` and no click.
-``known_query`` INTEGER
-    1 when ``query`` is not NULL.
-``reformulated`` INTEGER
-    1 when the search is reformulated (rule above).
-``session_has_click`` INTEGER
-    on session_first rows: 1 when the session has a click; 0 on other rows.
-``session_success`` INTEGER
-    on session_first rows: 1 when the session has a satisfied click; 0 on other rows.
-``session_abandoned`` INTEGER
-    on session_first rows: 1 when the session has no click; 0 on other rows.
+:func:`click_facts` makes the same view without sessions: only the facts that need no event
+stream (the search and its clicks), from the same definitions, without the windows. The
+traffic summaries (top queries, queries over time) and the per-query CTR aggregate it.
 
 Facts that need a column the log lacks (e.g. no ``ts``: sessions, dwell, reformulation,
 time to first click) are meaningless in the view; :func:`onlineeval.online.online_metrics`
@@ -92,13 +57,18 @@ from onlineeval.online.grouping import searches_columns
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
 
-#: columns the facts query adds after the searches columns, in order
-FACT_COLUMNS: tuple[str, ...] = (
-    "session_no", "session_first", "has_click", "n_clicks", "n_sat_clicks", "min_click_rank",
-    "rr", "known_rr", "first_click_ts", "ttfc_s", "has_ttfc", "known_n_results", "nonzero",
-    "zero_result", "abandoned", "known_query", "reformulated", "session_has_click",
-    "session_success", "session_abandoned",
-)
+_QUERY = queries.load("online/search_facts")
+
+#: columns the facts query adds after the searches columns, in order (from its header)
+FACT_COLUMNS: tuple[str, ...] = tuple(c.name for c in _QUERY.columns)
+
+#: the facts that need no event stream (:func:`click_facts` has only these)
+CLICK_FACT_COLUMNS: tuple[str, ...] = tuple(
+    c.name for c in _QUERY.columns if "sessions" not in c.tags)
+
+#: the per-search statistics: facts summed per group (online/metrics) and per unit
+#: (ab/unit_sums), under their own names; the header tags them ``summed``
+STATISTICS: tuple[str, ...] = _QUERY.tagged("summed")
 
 #: names a searches column must not have (facts columns and the time-bucket helpers)
 RESERVED: tuple[str, ...] = (*FACT_COLUMNS, "__hour", "__day", "__week")
@@ -201,6 +171,39 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
     """
     sat = _number("sat_dwell_s", sat_dwell_s, positive=False)
     gap = _number("session_gap_min", session_gap_min, positive=True)
+    available = _checked_columns(logs)
+    derive = not logs.has("searches", "session_id")
+    key = ["user_id"] if derive else ["user_id", "session_id"]
+    hashed = hash_partition_ok(logs, key)
+    keyed = user_key and hashed and derive
+    name = view_name(sat, gap) + ("__keyed" if keyed else "")
+    _create(logs, name, available, key=key, part=["_oe_pk"] if hashed else key,
+            extra=["_oe_pk"] if keyed else [], sessions=True,
+            gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive)
+    return name, "_oe_pk" if keyed else "user_id"
+
+
+def click_facts(logs: Logs) -> str:
+    """Create the per-search facts view WITHOUT sessions in ``logs.con``; return its name.
+
+    One row per search: every searches column, then :data:`CLICK_FACT_COLUMNS` (has_click,
+    n_clicks, ranks, first click, results, query), with the definitions of
+    :func:`search_facts`, from one aggregate of the clicks joined to the searches: no event
+    stream, no window, so a summary that needs no session pays for none.
+    """
+    available = _checked_columns(logs)
+    key = ["user_id"]
+    _create(logs, CLICK_VIEW, available, key=key, part=key, extra=[], sessions=False,
+            gap_us=0, sat_dwell_ms=0.0, derive_sessions=False)
+    return CLICK_VIEW
+
+
+#: name of the view :func:`click_facts` makes (it has no parameters)
+CLICK_VIEW = "online_click_facts"
+
+
+def _checked_columns(logs: Logs) -> list[str]:
+    """The searches columns, after checking that none has a name the facts use."""
     available = searches_columns(logs)
     clash = sorted(set(available) & set(RESERVED))
     if clash:
@@ -209,21 +212,15 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
             f"online metrics compute themselves; rename them when loading, e.g. "
             f"load_logs(..., columns={{'searches': {{{clash[0]!r}: 'src_{clash[0]}'}}}})"
         )
-    derive = not logs.has("searches", "session_id")
-    key = ["user_id"] if derive else ["user_id", "session_id"]
-    hashed = hash_partition_ok(logs, key)
-    keyed = user_key and hashed and derive
+    return available
+
+
+def _create(logs: Logs, name: str, available: list[str], *, key: list[str], part: list[str],
+            extra: list[str], sessions: bool, **params: object) -> None:
     # search_id, ts, query and the key columns are in the stream anyway; the other searches
     # columns ride on the search rows (DuckDB drops those a query over the view does not use)
     fixed = {"search_id", "ts", "query", *key}
-    q = queries.load("online/search_facts")
-    rel = logs.con.sql(
-        q.render(key=key, part=["_oe_pk"] if hashed else key,
-                 carry=[c for c in available if c not in fixed], out=available,
-                 extra=["_oe_pk"] if keyed else []),
-        params=q.bind(gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive,
-                      pk_shift=PK_SHIFT),
-    )
-    name = view_name(sat, gap) + ("__keyed" if keyed else "")
-    rel.create_view(name, replace=True)
-    return name, "_oe_pk" if keyed else "user_id"
+    sql = _QUERY.render(key=key, part=part, carry=[c for c in available if c not in fixed],
+                        out=available, extra=extra, sessions=sessions)
+    queries.create(logs.con, name, sql,
+                   params=_QUERY.bind(sql, pk_shift=PK_SHIFT, **params))

@@ -24,13 +24,8 @@ TIME_BUCKETS: dict[str, str] = {"hour": "__hour", "day": "__day", "week": "__wee
 def with_time_buckets(logs: Logs, source: str) -> str:
     """Create (once per source) a temp view of ``source`` with the time-bucket columns added
     by ``online/time_buckets``, and return its name for a ``{{...}}`` identifier."""
-    view = f"online_time_buckets__{source}"
     q = queries.load("online/time_buckets")
-    logs.con.execute(
-        f"CREATE OR REPLACE TEMP VIEW {queries.quote_ident(view)} AS "
-        + q.render(source=[source])
-    )
-    return view
+    return queries.create(logs.con, f"online_time_buckets__{source}", q.render(source=[source]))
 
 
 @dataclass(frozen=True)
@@ -45,14 +40,16 @@ class Grouping:
         return {s: n for s, n in zip(self.sql, self.names, strict=True) if s != n}
 
 
-def per_group(logs: Logs, query: str, grouping: Grouping, **params: Any) -> pd.DataFrame:
-    """Run ``sql/<query>.sql`` over the searches (with time buckets) grouped by ``grouping``.
+def per_group(logs: Logs, query: str, grouping: Grouping, source: str = "searches",
+              **params: Any) -> pd.DataFrame:
+    """Run ``sql/<query>.sql`` over ``source`` (a view of one row per search, e.g. the
+    searches or the session-free facts; time buckets added) grouped by ``grouping``.
 
-    The query takes identifiers ``by`` and ``searches`` and the bind parameters ``params``;
+    The query takes identifiers ``by`` and ``source`` and the bind parameters ``params``;
     its output columns are renamed back to the requested group names.
     """
     q = queries.load(query)
-    sql = q.render(by=list(grouping.sql), searches=[with_time_buckets(logs, "searches")])
+    sql = q.render(by=list(grouping.sql), source=[with_time_buckets(logs, source)])
     with Elapsed(f"computing {query.split('/')[-1].replace('_', ' ')}"):
         df = logs.con.sql(sql, params=q.bind(**params)).df()
     return df.rename(columns=grouping.rename())
@@ -60,12 +57,7 @@ def per_group(logs: Logs, query: str, grouping: Grouping, **params: Any) -> pd.D
 
 def experiment_names(logs: Logs) -> list[str]:
     """The distinct non-NULL ``searches.experiment`` values of the log, sorted."""
-    return [
-        r[0] for r in logs.con.execute(
-            "SELECT DISTINCT CAST(experiment AS VARCHAR) FROM searches "
-            "WHERE experiment IS NOT NULL ORDER BY 1"
-        ).fetchall()
-    ]
+    return [r[0] for r in logs.con.execute(queries.load("online/experiments").render()).fetchall()]
 
 
 def warn_pooled_experiments(logs: Logs, grouping: Grouping, stacklevel: int = 3) -> None:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from onlineeval import queries
 from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
-from onlineeval.online.facts import facts_view
+from onlineeval.online.facts import STATISTICS, facts_view
 from onlineeval.online.grouping import (
     Grouping,
     resolve,
@@ -40,18 +40,11 @@ def _statistics(logs: Logs, grouping: Grouping, sat_dwell_s: float,
     facts, user = facts_view(logs, sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min,
                              user_key=True)
     q = queries.load("online/metrics")
-    sql = q.render(by=list(grouping.sql), facts=[with_time_buckets(logs, facts)], user=[user])
+    sql = q.render(by=list(grouping.sql), facts=[with_time_buckets(logs, facts)], user=[user],
+                   stats=list(STATISTICS))
     with Elapsed("computing online metrics"):
         df = logs.con.sql(sql).df()
     return df.rename(columns=grouping.rename())
-
-
-def _ratio(num: pd.Series, den: pd.Series) -> pd.Series:
-    num = pd.to_numeric(num, errors="coerce").astype("float64")
-    den = pd.to_numeric(den, errors="coerce").astype("float64")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = num / den
-    return out.where(den > 0)
 
 
 def online_metrics(
@@ -112,6 +105,6 @@ def online_metrics(
         elif metric.denominator is None:
             out[name] = pd.to_numeric(stats[metric.numerator]).astype("int64")
         else:
-            out[name] = _ratio(stats[metric.numerator], stats[metric.denominator])
+            out[name] = metric.value(stats).to_numpy()
     return out.reset_index(drop=True)
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from onlineeval.errors import InvalidParameterError, SchemaError
+from onlineeval.online.definitions import METRICS
+from onlineeval.online.facts import click_facts
 from onlineeval.online.grouping import TIME_BUCKETS, per_group, resolve
 
 if TYPE_CHECKING:
@@ -27,7 +29,8 @@ def top_queries(logs: Logs, n: int = 20, by: str | Sequence[str] | None = ()) ->
         raise SchemaError(
             f"top queries need searches.query; the log {logs.source} has no query column"
         )
-    return per_group(logs, "online/top_queries", resolve(logs, by), n=n)
+    df = per_group(logs, "online/top_queries", resolve(logs, by), click_facts(logs), n=n)
+    return _with_ctr(df)
 
 
 def queries_over_time(
@@ -48,4 +51,11 @@ def queries_over_time(
     grouping = resolve(logs, (freq, *rest.names))
     if not logs.has("searches", "ts"):
         raise SchemaError(f"queries over time need searches.ts; the log {logs.source} has none")
-    return per_group(logs, "online/queries_over_time", grouping)
+    return _with_ctr(per_group(logs, "online/queries_over_time", grouping, click_facts(logs)))
+
+
+def _with_ctr(df: pd.DataFrame) -> pd.DataFrame:
+    """The CTR column in place of its sums, divided as the metric registry defines it."""
+    ctr = METRICS.get("ctr")
+    df["ctr"] = ctr.value(df)
+    return df.drop(columns=[ctr.numerator])

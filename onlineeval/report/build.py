@@ -10,11 +10,12 @@ Per experiment (a ranker pair of the study file):
   so Δ_AB > 0 means the treatment won;
 - position CTR per variant (:func:`onlineeval.position_ctr`) of the A/B logs;
 - within-experiment agreement: per-query offline delta of the primary measure against the
-  per-query interleaving Δ_q and against the per-query A/B CTR difference
-  (:func:`onlineeval.agreement.per_query_agreement`; queries matched on the logs' ``qid``
-  column when present, else on the query text). Left out and counted (``_within``): queries
-  whose online delta is undefined (searched in one A/B arm only; no decided interleaved page)
-  and the searches or pages without a query value, which are not a query.
+  per-query interleaving Δ_q and against the per-query A/B CTR difference, both asked of
+  :mod:`onlineeval.agreement.per_query` (queries matched on the logs' ``qid`` column when
+  present, else on the query text). Left out and counted
+  (:func:`onlineeval.agreement.within_experiment`): queries whose online delta is undefined
+  (searched in one A/B arm only; no decided interleaved page) and the searches or pages
+  without a query value, which are not a query.
 
 Across experiments: one row per experiment with every delta, oriented so that positive means
 "the treatment is better" (A/B metrics where lower is better — abandonment, zero results,
@@ -23,14 +24,17 @@ reformulation, time to first click — have their difference negated, CI bounds 
 τ matrix of every offline measure against every online outcome, and the large-margin check:
 whether offline and interleaving agree in sign for the pairs whose offline margin is large.
 
-Significance used in the decision tables: the offline p-value is compare()'s adjusted
-p-value (across the study's measures within the experiment), the A/B p-value is abtest()'s
-adjusted p-value (across the study's metrics), the interleaving p-value is the readout's
-per-user test (users as the independent units).
+Every delta, interval and p-value is read from the result block every comparison shares
+(:data:`onlineeval.stats.results.RESULT_COLUMNS`): ``estimate``, ``ci_low``, ``ci_high``, and
+the adjusted p-value where a correction applies, else the p-value. So the decision tables use
+compare()'s adjusted p-value (across the study's measures within the experiment), abtest()'s
+adjusted p-value (across the study's metrics) and the interleaving readout's per-user test
+(users as the independent units; no correction applies there).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +42,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.agreement import AgreementResult, agreement, per_query_agreement, tau_matrix
-from onlineeval.errors import InputError, OnlineEvalError
+from onlineeval.agreement import (
+    AgreementResult,
+    PerQueryOnline,
+    agreement,
+    per_query_ab_ctr,
+    per_query_interleaving,
+    tau_matrix,
+    within_experiment,
+)
+from onlineeval.errors import InputError, OnlineEvalError, SampleRatioMismatchWarning
+from onlineeval.interleaving.readout import UnknownTeamError
 from onlineeval.progress import Progress
 from onlineeval.study import Experiment, Study, read_study
 
@@ -102,8 +115,6 @@ class _LogCache:
 
     def get(self, path: Path) -> Any:
         if path not in self._logs:
-            import warnings
-
             from onlineeval import load_logs
             from onlineeval.errors import ExcludedRowsWarning
 
@@ -166,8 +177,6 @@ def _offline(study: Study, exp: Experiment,
 
 
 def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, str]:
-    import warnings
-
     from onlineeval import abtest
 
     with warnings.catch_warnings(record=True) as caught:
@@ -177,19 +186,15 @@ def _ab(study: Study, exp: Experiment, logs: Any) -> tuple[pd.DataFrame, dict, s
             metrics=list(study.online_metrics), alpha=study.alpha,
             correction=study.correction, experiment=exp.ab_experiment, seed=study.seed,
         )
-    srm_message = str(df.attrs.get("srm_message", ""))
     # an SRM is shown prominently by the report itself; other warnings become notes
     df.attrs["warnings"] = [f"A/B: {w.message}" for w in caught
-                            if str(w.message) != srm_message]
-    return df, dict(df.attrs.get("srm", {})), srm_message
+                            if not issubclass(w.category, SampleRatioMismatchWarning)]
+    return df, dict(df.attrs.get("srm", {})), str(df.attrs.get("srm_message", ""))
 
 
 def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
     """The readout of the experiment's treatment/control team pair; its warnings in
-    ``attrs["warnings"]``. Leaves the experiment's page outcomes in ``logs.con`` for
-    :func:`_per_query_interleaving`."""
-    import warnings
-
+    ``attrs["warnings"]``."""
     from onlineeval import interleaving_readout
 
     with warnings.catch_warnings(record=True) as caught:
@@ -211,38 +216,16 @@ def _interleaving(study: Study, exp: Experiment, logs: Any) -> pd.DataFrame:
     return df
 
 
-def _per_query_interleaving(exp: Experiment, logs: Any) -> pd.DataFrame:
-    """Per-query Δ_q of the treatment team against the control team
-    (sql/agreement/per_query_interleaving.sql).
-
-    Reads the page outcomes that :func:`_interleaving` (the readout) has just stored in
-    ``logs.con`` for ``exp.interleaving_experiment``: the log is read once per experiment,
-    and the readout's warnings (e.g. pages naming a single team) are captured there, once.
-    Call it right after :func:`_interleaving` on the same logs.
-    """
-    from onlineeval.queries import load
-
-    q = load("agreement/per_query_interleaving")
-    return logs.con.execute(q.render(query=[_query_column(logs)]),
-                            q.bind(team=exp.treatment_team, other=exp.control_team)).df()
+def _per_query_interleaving(exp: Experiment, logs: Any) -> PerQueryOnline:
+    """Per-query Δ_q of the treatment team against the control team."""
+    return per_query_interleaving(logs, exp.interleaving_experiment, exp.treatment_team,
+                                  exp.control_team)
 
 
-def _query_column(logs: Any) -> str:
-    """The searches column naming the judged topic: ``qid`` when the log carries it as an
-    extra column (the simulator writes it), else the query text."""
-    return "qid" if "qid" in logs.extra_columns("searches") else "query"
-
-
-def _per_query_ab(exp: Experiment, logs: Any) -> pd.DataFrame:
-    """Per-query CTR difference treatment − control (sql/agreement/per_query_ab_ctr.sql)."""
-    from onlineeval.queries import load
-
-    q = load("agreement/per_query_ab_ctr")
-    return logs.con.execute(
-        q.render(query=[_query_column(logs)]),
-        q.bind(experiment=exp.ab_experiment, control=exp.control_variant,
-               treatment=exp.treatment_variant),
-    ).df()
+def _per_query_ab(exp: Experiment, logs: Any) -> PerQueryOnline:
+    """Per-query CTR difference treatment − control."""
+    return per_query_ab_ctr(logs, exp.ab_experiment, exp.control_variant,
+                            exp.treatment_variant)
 
 
 def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
@@ -282,51 +265,40 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         try:
             logs = cache.get(exp.interleaving_logs)
             out.interleaving = _interleaving(study, exp, logs)
-            # next, before anything else uses logs.con: reads the readout's page outcomes
-            pqi = _per_query_interleaving(exp, logs)
             out.notes.extend(f"interleaving: {w}"
                              for w in out.interleaving.attrs.get("warnings", []))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                pqi = _per_query_interleaving(exp, logs)
+            # the per-query pages are the readout's: say only what it did not already say
+            out.notes.extend(n for n in (f"interleaving: {w.message}" for w in caught)
+                             if n not in out.notes)
+        except UnknownTeamError as exc:
+            raise InputError(
+                f"{_context(exp, f'interleaving readout of {exp.interleaving_logs}', exc, study)}"
+                " — the teams are the logs' results.team names: set control_team / "
+                "treatment_team of this experiment in the study file"
+            ) from None
         except OnlineEvalError as exc:
-            err = _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
-                           study)
-            if "team" in str(exc) and "treatment_team" not in str(exc):
-                err = InputError(f"{err} — the teams are the logs' results.team names: set "
-                                 "control_team / treatment_team of this experiment in the "
-                                 "study file")
-            raise err from None
-        out.within["interleaving Δ_q"] = _within(
-            offline_pq, pqi, "delta_q", ["pages"], "pages",
-            "with no click on either team's results")
+            raise _context(exp, f"interleaving readout of {exp.interleaving_logs}", exc,
+                           study) from None
+        out.within["interleaving Δ_q"] = within_experiment(offline_pq, pqi)
     else:
         out.notes.append("no interleaving logs in the study for this experiment")
     if exp.ab_logs is not None:
-        out.within["A/B CTR Δ"] = _within(
-            offline_pq, pqa, "ctr_delta", ["searches_control", "searches_treatment"],
-            "searches", "in one arm only")
+        out.within["A/B CTR Δ"] = within_experiment(offline_pq, pqa)
     return out
 
 
-def _within(offline_pq: pd.Series, online: pd.DataFrame, value: str, counts: list[str],
-            unit: str, undefined_reason: str) -> dict[str, Any]:
-    """Per-query agreement of the offline deltas with one per-query SQL's deltas, with the
-    online rows left out counted: queries whose online delta is undefined (NULL: e.g.
-    searched in one arm only) and the searches or pages without a query value (the SQL's
-    qid NULL row, which is not a query)."""
-    no_query = online["qid"].isna()
-    # (a stand-in frame with the deltas only, as tests pass, counts no row without a query)
-    present = [c for c in counts if c in online.columns]
-    n_without_query = int(online.loc[no_query, present].to_numpy().sum())
-    named = online[~no_query]
-    undefined = named[value].isna()
-    out = per_query_agreement(offline_pq, named.set_index("qid")[value].dropna())
-    out["n_online_undefined"] = int(undefined.sum())
-    # those of them that are judged are part of n_offline_only
-    judged = offline_pq.dropna().index.astype(str)
-    out["n_undefined_judged"] = int(named.loc[undefined, "qid"].astype(str).isin(judged).sum())
-    out["online_undefined_reason"] = undefined_reason
-    out["n_without_query"] = n_without_query
-    out["without_query_unit"] = unit
-    return out
+def _put(row: dict[str, Any], key: str, result: Any, sign: float = 1.0) -> None:
+    """The delta, interval and p-value of one result row (its result block) under ``key``:
+    the adjusted p-value where a correction applies, else the p-value. ``sign`` -1 negates
+    the delta and swaps the interval (a metric where lower is better)."""
+    lo, hi = sign * result.ci_low, sign * result.ci_high
+    row[key] = sign * result.estimate
+    row[f"{key}_ci_low"] = min(lo, hi)
+    row[f"{key}_ci_high"] = max(lo, hi)
+    row[f"{key}_p"] = result.p_value if pd.isna(result.correction) else result.p_adjusted
 
 
 def _row(r: ExperimentReadout) -> dict[str, Any]:
@@ -334,27 +306,13 @@ def _row(r: ExperimentReadout) -> dict[str, Any]:
     row: dict[str, Any] = {"experiment": exp.name, "control": exp.control_run.stem,
                            "treatment": exp.treatment_run.stem}
     for rec in r.offline.itertuples():
-        key = f"offline:{rec.measure}"
-        row[key] = rec.delta
-        row[f"{key}_ci_low"] = rec.ci_low
-        row[f"{key}_ci_high"] = rec.ci_high
-        row[f"{key}_p"] = rec.p_adjusted
+        _put(row, f"offline:{rec.measure}", rec)
     if r.interleaving is not None:
-        il = r.interleaving.iloc[0]
-        row[INTERLEAVING] = il["delta_ab"]
-        row[f"{INTERLEAVING}_ci_low"] = il["ci_low"]
-        row[f"{INTERLEAVING}_ci_high"] = il["ci_high"]
-        row[f"{INTERLEAVING}_p"] = il["p_value"]
+        _put(row, INTERLEAVING, next(r.interleaving.itertuples()))
     if r.ab is not None:
         row["srm_mismatch"] = bool(r.srm.get("mismatch", False)) if r.srm else None
         for rec in r.ab.itertuples():
-            key = f"ab:{rec.metric}"
-            sign = -1.0 if lower_is_better(rec.metric) else 1.0
-            lo, hi = sign * rec.abs_ci_low, sign * rec.abs_ci_high
-            row[key] = sign * rec.abs_diff
-            row[f"{key}_ci_low"] = min(lo, hi)
-            row[f"{key}_ci_high"] = max(lo, hi)
-            row[f"{key}_p"] = rec.p_adjusted
+            _put(row, f"ab:{rec.metric}", rec, -1.0 if lower_is_better(rec.metric) else 1.0)
     return row
 
 

@@ -121,7 +121,7 @@ def forest_ab(ab: pd.DataFrame, metrics: Sequence[str]) -> str:
     """Forest plot of A/B absolute deltas with CIs: one panel per metric, one row per
     experiment (and treatment variant). Experiments with an SRM are drawn in red.
 
-    ``ab`` columns: experiment, variant, metric, abs_diff, abs_ci_low, abs_ci_high,
+    ``ab`` columns: experiment, variant, metric, estimate, ci_low, ci_high,
     significant, srm_mismatch.
     """
     metrics = [m for m in metrics if m in set(ab["metric"])] or sorted(set(ab["metric"]))
@@ -134,10 +134,10 @@ def forest_ab(ab: pd.DataFrame, metrics: Sequence[str]) -> str:
                   for m, s in zip(part["srm_mismatch"], part["significant"], strict=True)]
         ax.axvline(0, color="#999", lw=0.8)
         for yi, (_, row), c in zip(y, part.iterrows(), colors, strict=True):
-            lo, hi = row["abs_ci_low"], row["abs_ci_high"]
+            lo, hi = row["ci_low"], row["ci_high"]
             if pd.notna(lo) and pd.notna(hi):
                 ax.plot([lo, hi], [yi, yi], color=c, lw=1.5)
-            ax.plot([row["abs_diff"]], [yi], "s", color=c, ms=5)
+            ax.plot([row["estimate"]], [yi], "s", color=c, ms=5)
         labels = [str(e) if v == "treatment" else f"{e} [{v}]"
                   for e, v in zip(part["experiment"], part["variant"], strict=True)]
         ax.set_yticks(y, labels, fontsize=7)

@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from onlineeval.cli._output import _plain, records
+from onlineeval.formatting import plain as _plain
+from onlineeval.formatting import records
 from onlineeval.report.build import INTERLEAVING, Report, lower_is_better
 from onlineeval.report.plots import (
     PlotError,
@@ -164,12 +165,12 @@ def _experiment_html(report: Report, r: Any) -> str:
              f"treatment {html.escape(exp.treatment_run.stem)}</h3>"]
     parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
                  f"{html.escape(report.study.correction)} correction; a = control, "
-                 "b = treatment, delta = mean_b − mean_a)</h4>")
-    parts.append(_table(r.offline, ["measure", "n_queries", "mean_a", "mean_b", "delta",
+                 "b = treatment, estimate = mean_b − mean_a over n queries)</h4>")
+    parts.append(_table(r.offline, ["measure", "n", "mean_a", "mean_b", "estimate",
                                     "ci_low", "ci_high", "p_value", "p_adjusted",
                                     "significant", "effect_size"]))
     if r.ab is not None:
-        parts.append("<h4>A/B test (abs_diff = treatment − control, rel_diff = abs_diff / "
+        parts.append("<h4>A/B test (estimate = treatment − control, rel_diff = estimate / "
                      "control_value)</h4>")
         if r.srm and r.srm.get("mismatch"):
             parts.append(f'<div class="srm"><b>SAMPLE RATIO MISMATCH</b> — the A/B results '
@@ -179,13 +180,13 @@ def _experiment_html(report: Report, r: Any) -> str:
             parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
                          f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
         parts.append(_table(r.ab, ["metric", "variant", "control_value", "treatment_value",
-                                   "abs_diff", "abs_ci_low", "abs_ci_high", "rel_diff",
+                                   "estimate", "ci_low", "ci_high", "rel_diff",
                                    "p_value", "p_adjusted", "significant"]))
     if r.interleaving is not None:
-        parts.append("<h4>Interleaving (team-draft; team A = treatment, so delta_ab &gt; 0 means "
-                     "the treatment won)</h4>")
+        parts.append("<h4>Interleaving (team-draft; team A = treatment, so estimate = Δ_AB "
+                     "&gt; 0 means the treatment won)</h4>")
         cols = [c for c in ("team_a", "team_b", "impressions", "impressions_with_clicks",
-                            "wins_a", "wins_b", "ties", "delta_ab", "ci_low", "ci_high",
+                            "wins_a", "wins_b", "ties", "estimate", "ci_low", "ci_high",
                             "p_value", "winner") if c in r.interleaving.columns]
         parts.append(_table(r.interleaving, cols))
     if r.within:

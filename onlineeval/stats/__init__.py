@@ -10,7 +10,11 @@ sums), and every distribution comes from :mod:`scipy.stats`:
 - :mod:`~onlineeval.stats.cuped` — CUPED variance reduction with a pre-period covariate;
 - :mod:`~onlineeval.stats.srm` — sample ratio mismatch;
 - :mod:`~onlineeval.stats.multiple` — Holm and Benjamini–Hochberg adjustment;
-- :mod:`~onlineeval.stats.power` — minimum detectable effect and units needed (t test).
+- :mod:`~onlineeval.stats.power` — minimum detectable effect and units needed (t test);
+- :mod:`~onlineeval.stats.sequential` — confidence sequences and the sequential SRM check;
+- :mod:`~onlineeval.stats.results` — :class:`~onlineeval.stats.results.ComparisonResult`, the
+  one shape of a comparison's result (estimate, interval, p-values, test, sample sizes) that
+  the A/B, interleaving, offline and agreement readouts share.
 """
 
 from onlineeval.namespace import lazy_submodules

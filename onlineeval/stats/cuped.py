@@ -60,8 +60,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from onlineeval.levels import check_level
 from onlineeval.stats.moments import Estimate, Moments, clamp_cancelled, ratio, ratio_gradient
-from onlineeval.stats.results import Comparison
+from onlineeval.stats.results import TwoArmStats
 from onlineeval.stats.tests import DELTA_T, compare, welch_df
 
 
@@ -70,7 +71,7 @@ class CupedComparison:
     """A CUPED-adjusted comparison, the share of variance it removed, and whether any
     covariate could be used (``applied``; false: the comparison is the plain test)."""
 
-    comparison: Comparison
+    comparison: TwoArmStats
     variance_reduction: np.ndarray
     theta: np.ndarray
     applied: np.ndarray
@@ -121,6 +122,7 @@ def cuped_compare(
     ``units_c``/``units_t``, the units with a nonzero denominator (default: all units).
     ``test`` names the plain test; the result records it with ``+ CUPED``.
     """
+    alpha = check_level(alpha)
     ec, vc, nc = _arm(control, num, den, pre_num, pre_den, has_pre)
     et, vt, nt = _arm(treatment, num, den, pre_num, pre_den, has_pre)
     both_missing = nc | nt

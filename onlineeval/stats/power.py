@@ -24,12 +24,12 @@ import numpy as np
 from scipy import optimize, stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 
 
 def _check(alpha: float, power: float) -> None:
-    for name, v in (("alpha", alpha), ("power", power)):
-        if isinstance(v, bool) or not (isinstance(v, int | float) and 0.0 < float(v) < 1.0):
-            raise InvalidParameterError(f"{name} must be a number in (0, 1); got {v!r}")
+    check_level(alpha)
+    check_level(power, "power")
 
 
 def z_sum(alpha: float, power: float) -> float:
@@ -41,6 +41,7 @@ def z_sum(alpha: float, power: float) -> float:
 def power_t(d: float, n: float, alpha: float) -> float:
     """Power of the two-sided two-sample t test at standardized effect ``d = e / sd`` with
     ``n`` units per arm."""
+    check_level(alpha)
     df = 2.0 * n - 2.0
     crit = stats.t.isf(alpha / 2.0, df)
     nc = d * math.sqrt(n / 2.0)

@@ -65,21 +65,17 @@ import numpy as np
 from scipy.special import gammaln
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
+from onlineeval.stats.results import ComparisonResult
 
 #: default Dirichlet concentration of the sequential sample ratio check (Lindon & Malek 2022
 #: use ``a = 100 * p0``): larger values look for smaller mismatches and react more slowly
 SRM_CONCENTRATION = 100.0
 
 
-def _check_alpha(alpha: float) -> float:
-    if not (isinstance(alpha, int | float) and 0.0 < float(alpha) < 1.0):
-        raise InvalidParameterError(f"alpha must be a number in (0, 1); got {alpha!r}")
-    return float(alpha)
-
-
 def optimal_rho2(n_opt: float, alpha: float = 0.05) -> float:
     """The mixture variance ``rho^2`` that makes the CS narrowest near ``n_opt`` observations."""
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     if not (isinstance(n_opt, int | float) and np.isfinite(n_opt) and n_opt > 0):
         raise InvalidParameterError(
             f"the expected sample size n_opt must be a positive number; got {n_opt!r}"
@@ -93,7 +89,7 @@ def mixture_margin(t: np.ndarray | float, rho2: float, alpha: float = 0.05) -> n
 
     ``nan`` where ``t < 1`` (no observation, no interval).
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     if not (np.isfinite(rho2) and rho2 > 0):
         raise InvalidParameterError(f"rho2 must be a positive number; got {rho2!r}")
     t = np.asarray(t, dtype=float)
@@ -143,6 +139,29 @@ class SequenceResult:
     alpha: float
     test: str
 
+    def results(self, *, unit: str, units_control: np.ndarray | None = None,
+                units_treatment: np.ndarray | None = None) -> list[ComparisonResult]:
+        """Each look in the result shape every comparison shares: the estimate, the interval
+        and always-valid p-value that may be read at that look (``ci_level`` = 1 − alpha),
+        ``n`` the look's observations, the units per arm when given (else null), no
+        correction (the sequence is already valid over every look)."""
+        n_looks = len(self.estimate)
+        per_arm = [[None] * n_looks if u is None else [int(x) for x in np.asarray(u)]
+                   for u in (units_control, units_treatment)]
+        if any(len(u) != n_looks for u in per_arm):
+            raise InvalidParameterError(
+                f"units_control and units_treatment need one entry per look ({n_looks})"
+            )
+        return [
+            ComparisonResult(
+                estimate=float(self.estimate[i]), ci_low=float(self.ci_low[i]),
+                ci_high=float(self.ci_high[i]), ci_level=1.0 - self.alpha,
+                p_value=float(self.p_value[i]), test=self.test, n=int(self.n[i]),
+                units_control=per_arm[0][i], units_treatment=per_arm[1][i], unit=unit,
+            )
+            for i in range(n_looks)
+        ]
+
 
 def confidence_sequence(
     estimate: np.ndarray, se: np.ndarray, n: np.ndarray, *, alpha: float = 0.05,
@@ -162,7 +181,7 @@ def confidence_sequence(
         The tuning: give ``n_opt`` (the sample size where the CS should be narrowest, e.g.
         the planned size; default the last look's ``n``) or ``rho2`` directly.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     est = np.asarray(estimate, dtype=float)
     se = np.asarray(se, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -222,7 +241,7 @@ def sequential_srm(
     ``counts`` has one row per look and one column per variant (cumulative unit counts, not
     increments); ``expected_shares`` the designed shares (positive, summing to 1).
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_level(alpha)
     x = np.asarray(counts, dtype=float)
     p0 = np.asarray(expected_shares, dtype=float)
     if x.ndim != 2 or p0.ndim != 1 or x.shape[1] != p0.size or p0.size < 2:

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.stats.results import SRMResult
 
 #: how far from 1 the expected shares may sum (three thirds typed as 0.333 sum to 0.999)
@@ -64,8 +65,7 @@ def srm_test(
     alpha: float = 0.001,
 ) -> SRMResult:
     """Chi-square goodness of fit of ``units`` (variant -> count) to the expected split."""
-    if not (isinstance(alpha, int | float) and 0.0 < float(alpha) < 1.0):
-        raise InvalidParameterError(f"SRM alpha must be a number in (0, 1); got {alpha!r}")
+    alpha = check_level(alpha)
     variants = list(units)
     if len(variants) < 2:
         raise InvalidParameterError(

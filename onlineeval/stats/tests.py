@@ -47,11 +47,12 @@ import numpy as np
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
+from onlineeval.levels import check_level
 from onlineeval.progress import Progress
 from onlineeval.stats.moments import Estimate, Moments, mean, ratio
-from onlineeval.stats.results import Comparison
+from onlineeval.stats.results import TwoArmStats
 
-#: names recorded in :attr:`Comparison.test`
+#: names recorded in :attr:`TwoArmStats.test`
 DELTA_T = "delta-method t (Welch-Satterthwaite df)"
 DELTA_Z = "delta-method z"
 WELCH_T = "Welch t (Welch-Satterthwaite df)"
@@ -59,15 +60,10 @@ MANN_WHITNEY = "Mann-Whitney U"
 BOOTSTRAP = "bootstrap (units resampled in each arm, percentile interval)"
 
 
-def _check_alpha(alpha: float) -> None:
-    if not (isinstance(alpha, int | float) and 0.0 < float(alpha) < 1.0):
-        raise InvalidParameterError(f"alpha must be a number in (0, 1); got {alpha!r}")
-
-
 def compare(
     control: Estimate, treatment: Estimate, alpha: float = 0.05,
     df: np.ndarray | None = None, test: str = DELTA_Z,
-) -> Comparison:
+) -> TwoArmStats:
     """Compare two independent estimates (vectorised over any common shape).
 
     Parameters
@@ -84,7 +80,7 @@ def compare(
     When both variances are 0 the p-value and intervals are ``nan`` (see the module
     docstring).
     """
-    _check_alpha(alpha)
+    alpha = check_level(alpha)
     c = np.asarray(control.value, dtype=float)
     t = np.asarray(treatment.value, dtype=float)
     vc = np.asarray(control.var, dtype=float)
@@ -100,7 +96,7 @@ def compare(
         rel = np.where(c == 0, np.nan, t / c - 1.0)
         se_rel = np.where(abs_se == 0, np.nan, np.sqrt(vt / (c * c) + t * t * vc / (c ** 4)))
     dof = np.full(np.shape(diff), np.nan) if df is None else np.asarray(df, dtype=float)
-    return Comparison(
+    return TwoArmStats(
         control_value=c, treatment_value=t,
         abs_diff=diff, abs_se=abs_se, abs_ci_low=diff - q * se, abs_ci_high=diff + q * se,
         rel_diff=rel, rel_ci_low=rel - q * se_rel, rel_ci_high=rel + q * se_rel,
@@ -125,8 +121,9 @@ def welch_df(var_mean_c: np.ndarray, n_c: np.ndarray, var_mean_t: np.ndarray,
         return np.where((n_c < 2) | (n_t < 2), np.nan, df)
 
 
-def welch(control: Moments, treatment: Moments, col: int, alpha: float = 0.05) -> Comparison:
+def welch(control: Moments, treatment: Moments, col: int, alpha: float = 0.05) -> TwoArmStats:
     """Welch's t-test on the per-unit variable ``col`` (vectorised over the moments' shape)."""
+    alpha = check_level(alpha)
     ec, et = mean(control, col), mean(treatment, col)
     df = welch_df(ec.var, control.n, et.var, treatment.n)
     return compare(ec, et, alpha, df=df, test=WELCH_T)
@@ -135,22 +132,23 @@ def welch(control: Moments, treatment: Moments, col: int, alpha: float = 0.05) -
 def delta_t(
     control: Moments, treatment: Moments, num: int, den: int, alpha: float = 0.05,
     units_c: np.ndarray | None = None, units_t: np.ndarray | None = None,
-) -> Comparison:
+) -> TwoArmStats:
     """Ratio ``mean(num) / mean(den)`` per arm, delta-method variance, Student t reference.
 
     ``units_c`` / ``units_t`` are the units with a nonzero denominator in each arm (default:
     all units, right whenever every unit has one); they set the Welch–Satterthwaite degrees
     of freedom (module docstring). Vectorised over the moments' shape.
     """
+    alpha = check_level(alpha)
     ec, et = ratio(control, num, den), ratio(treatment, num, den)
     df = welch_df(ec.var, control.n if units_c is None else units_c,
                   et.var, treatment.n if units_t is None else units_t)
     return compare(ec, et, alpha, df=df, test=DELTA_T)
 
 
-def mann_whitney(control: np.ndarray, treatment: np.ndarray, alpha: float = 0.05) -> Comparison:
+def mann_whitney(control: np.ndarray, treatment: np.ndarray, alpha: float = 0.05) -> TwoArmStats:
     """Mann–Whitney U on per-unit values; means reported, intervals ``nan``."""
-    _check_alpha(alpha)
+    check_level(alpha)
     xc = np.asarray(control, dtype=float)
     xt = np.asarray(treatment, dtype=float)
     p = stats.mannwhitneyu(xt, xc, alternative="two-sided").pvalue
@@ -158,7 +156,7 @@ def mann_whitney(control: np.ndarray, treatment: np.ndarray, alpha: float = 0.05
     nan = np.float64(np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = t / c - 1.0 if c != 0 else nan
-    return Comparison(
+    return TwoArmStats(
         control_value=np.float64(c), treatment_value=np.float64(t),
         abs_diff=np.float64(t - c), abs_se=nan, abs_ci_low=nan, abs_ci_high=nan,
         rel_diff=np.float64(rel), rel_ci_low=nan, rel_ci_high=nan,
@@ -187,7 +185,7 @@ def _resampled_ratios(
 def bootstrap(
     control: tuple[np.ndarray, np.ndarray], treatment: tuple[np.ndarray, np.ndarray],
     alpha: float = 0.05, reps: int = 2000, seed: int = 0,
-) -> Comparison:
+) -> TwoArmStats:
     """Unit-resampling bootstrap of ``sum(x)/sum(y)`` per arm (``y`` all ones for a mean).
 
     Units are drawn with replacement within each arm, ``reps`` times, from
@@ -203,7 +201,7 @@ def bootstrap(
     spread at all (every unit of each arm has the same value: the zero-variance rule of the
     module docstring), everything but the values is ``nan``.
     """
-    _check_alpha(alpha)
+    alpha = check_level(alpha)
     if not isinstance(reps, int) or reps < 100:
         raise InvalidParameterError(f"bootstrap reps must be an integer >= 100; got {reps!r}")
     rng = np.random.default_rng(seed)
@@ -223,7 +221,7 @@ def bootstrap(
             or np.ptp(d) == 0):
         # an undefined arm, one unit, or no spread at all: nothing to test (a zero-width
         # interval and p = 2 / (B + 1) would claim a certainty the data do not give)
-        return Comparison(
+        return TwoArmStats(
             control_value=np.float64(c), treatment_value=np.float64(t),
             abs_diff=np.float64(t - c), abs_se=nan, abs_ci_low=nan, abs_ci_high=nan,
             rel_diff=nan, rel_ci_low=nan, rel_ci_high=nan, p_value=nan, test=BOOTSTRAP,
@@ -237,7 +235,7 @@ def bootstrap(
     else:
         rel = np.float64(t / c - 1.0)
         rel_lo, rel_hi = np.float64(np.percentile(r, lo)), np.float64(np.percentile(r, hi))
-    return Comparison(
+    return TwoArmStats(
         control_value=np.float64(c), treatment_value=np.float64(t),
         abs_diff=np.float64(t - c), abs_se=np.float64(np.std(d, ddof=1)),
         abs_ci_low=np.float64(np.percentile(d, lo)),

@@ -9,9 +9,11 @@
 --   (onlineeval.power's baseline): one row per (unit, variant) of every search of
 --   $experiment (of the whole log when $experiment is NULL), period 'exp', NULL units kept.
 -- params: by_exposure, cuped, experiment, win_start, win_end, pre_start
--- identifiers: facts, unit
+-- identifiers: facts, unit, stats
 -- requires: the facts view named by `facts` (onlineeval.online.search_facts) with the unit
---   column, ts, experiment, variant and the fact columns summed below.
+--   column, ts, experiment, variant and the fact columns named by stats.
+-- stats: the per-search statistics to sum: the facts online/search_facts tags "summed"
+--   (onlineeval.online.facts.STATISTICS), the same as online/metrics sums.
 -- exposure: a search of $experiment (any search when $experiment is NULL) carrying a variant,
 --   with $win_start <= ts < $win_end (a NULL bound: no bound). A unit's first exposure is the
 --   earliest; a unit without an exposure is not analysed.
@@ -34,11 +36,8 @@
 --   variant VARCHAR ('exp' rows only), first_ts, last_ts TIMESTAMP (earliest and latest ts
 --   of the row's searches), then per-unit statistics named exactly as those of
 --   online/metrics (the numerators and denominators of onlineeval.online.definitions.METRICS):
---   searches = count(*), known_rr = count(rr), and the SUM of the facts column of the same
---   name for session_first (= sessions), has_click, n_clicks, n_sat_clicks, nonzero,
---   abandoned, known_n_results, zero_result, session_has_click, session_abandoned,
---   session_success, ttfc_s (DOUBLE seconds, 0 when none), has_ttfc, rr (DOUBLE, 0 when
---   none), reformulated, known_query.
+--   searches = count(*) and, for every statistic in stats, the SUM of the facts column of
+--   the same name, 0 when it has no value (ttfc_s and rr, DOUBLE, may be NULL per search).
 -- formula: metric = sum over units of num / sum over units of den, e.g.
 --   ctr = sum(has_click) / sum(searches); click_mrr = sum(rr) / sum(known_rr).
 WITH
@@ -46,9 +45,7 @@ f AS (
     -- named columns only: a log's own extra columns (e.g. one called period) pass through
     -- the facts view and would otherwise shadow the columns made below
     SELECT
-        {{unit}} AS unit, ts, experiment, variant, session_first, has_click, n_clicks,
-        n_sat_clicks, nonzero, abandoned, known_n_results, zero_result, session_has_click,
-        session_abandoned, session_success, ttfc_s, has_ttfc, rr, reformulated, known_query
+        {{unit}} AS unit, ts, experiment, variant, {{stats}}
     FROM {{facts}}
 ),
 marked AS (
@@ -98,23 +95,7 @@ SELECT
     min(ts) AS first_ts,
     max(ts) AS last_ts,
     count(*) AS searches,
-    sum(session_first) AS session_first,
-    sum(has_click) AS has_click,
-    sum(n_clicks) AS n_clicks,
-    sum(n_sat_clicks) AS n_sat_clicks,
-    sum(nonzero) AS nonzero,
-    sum(abandoned) AS abandoned,
-    sum(known_n_results) AS known_n_results,
-    sum(zero_result) AS zero_result,
-    sum(session_has_click) AS session_has_click,
-    sum(session_abandoned) AS session_abandoned,
-    sum(session_success) AS session_success,
-    coalesce(sum(ttfc_s), 0.0) AS ttfc_s,
-    sum(has_ttfc) AS has_ttfc,
-    coalesce(sum(rr), 0.0) AS rr,
-    count(rr) AS known_rr,
-    sum(reformulated) AS reformulated,
-    sum(known_query) AS known_query
+    {{stats:coalesce(sum(@), 0) AS @}}
 FROM tagged
 WHERE period IS NOT NULL
 GROUP BY ALL

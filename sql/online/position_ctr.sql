@@ -2,9 +2,9 @@
 -- computes: click-through rate per rank (position CTR): searches with a click at that rank /
 --   searches that showed that rank.
 -- grain: one row per group and rank
--- searches: the searches view with its time buckets (online/time_buckets)
+-- source: the searches view with its time buckets (online/time_buckets)
 -- params: none
--- identifiers: by, searches
+-- identifiers: by, source
 -- requires: views searches(search_id, ts, group columns), results(search_id, rank),
 --   clicks(search_id, rank); group columns may be searches columns or the time buckets
 --   __hour, __day, __week (date_trunc of the search ts).
@@ -16,7 +16,7 @@
 --   the page did not show was excluded by the loader (reason not_on_page).
 WITH
 s AS (
-    SELECT * FROM {{searches}}
+    SELECT * FROM {{source}}
 ),
 clicked AS (
     SELECT search_id, rank, count(*) AS n

@@ -6,6 +6,13 @@
 -- grain: one row per searches.search_id
 -- params: gap_us, sat_dwell_ms, derive_sessions, pk_shift
 -- identifiers: key, part, carry, out, extra
+-- switches: sessions
+-- sessions: on, the full facts; off, only the facts that need no event stream (the search
+--   and its clicks: has_click, n_clicks, ranks, first click, results, query), from one hash
+--   aggregate of the clicks joined to the searches, with no window: the cheap view that
+--   traffic summaries (online/top_queries, online/queries_over_time) and the per-query CTR
+--   of agreement/per_query_ab_ctr aggregate. Both variants share every definition below
+--   (click_facts, stream2 and the final SELECT), so a fact means the same in both.
 -- requires: views searches(search_id, user_id, ts, session_id, query, n_results, ...) and
 --   clicks(search_id, rank, ts, dwell_ms) as built by onlineeval.load_logs (cleaned rows).
 -- key: the stream key, (user_id) when sessions are derived, (user_id, session_id) when given.
@@ -54,39 +61,59 @@
 --   nothing is joined back at the end (bench/README.md has the measurements).
 -- names: every column the query makes itself starts with _oe_, a prefix the loader never
 --   lets a searches column have, so carried columns cannot clash with them.
--- outputs: the extra column, every searches column (search_id, user_id, ts,
---   session_id, query, experiment, variant, n_results, ...) followed by:
---   session_no BIGINT: derived sessions: sessions started by the user's events so far
---   (1-based; may skip a number for a session of clicks only); NULL when given;
---   session_first INTEGER: 1 on the first search of its session (by ts, then search_id), else 0;
---   has_click INTEGER: 1 when the search has >= 1 click;  n_clicks BIGINT: clicks on it;
---   n_sat_clicks BIGINT: satisfied clicks on it;  min_click_rank INTEGER: lowest clicked rank;
---   rr DOUBLE: 1/min_click_rank, 0 without a click (NULL when clicked but no rank known);
---   known_rr INTEGER: rr not NULL;
---   first_click_ts TIMESTAMP: earliest click ts;  ttfc_s DOUBLE: first_click_ts - ts in
---   seconds (NULL without a timed click or search ts);  has_ttfc INTEGER: ttfc_s not NULL;
---   known_n_results INTEGER: n_results not NULL;  nonzero INTEGER: n_results > 0;
---   zero_result INTEGER: n_results = 0;  abandoned INTEGER: n_results > 0 and no click;
---   known_query INTEGER: query not NULL;  reformulated INTEGER: see above;
---   session_has_click, session_success, session_abandoned INTEGER: on session_first rows
---   only (0 elsewhere), 1 when the session has >= 1 click / >= 1 satisfied click / no click.
+-- outputs: the extra column, every searches column (search_id, user_id, ts, session_id,
+--   query, experiment, variant, n_results, ...), then the facts below, machine-read by the
+--   loader (onlineeval.queries.Query.columns). Tags: "sessions" = only when $sessions is on;
+--   "summed" = a per-search statistic, which online/metrics and ab/unit_sums sum (per group,
+--   per randomization unit) under its own name and the metric registry
+--   (onlineeval.online.definitions.METRICS) divides; adding one here adds it there.
+--   * session_no BIGINT, sessions: derived sessions: sessions started by the user's events
+--     so far (1-based; may skip a number for a session of clicks only); NULL when given
+--   * session_first INTEGER, sessions, summed: 1 on the first search of its session (by ts,
+--     then search_id), else 0
+--   * has_click INTEGER, summed: 1 when the search has >= 1 click
+--   * n_clicks BIGINT, summed: click rows of the search
+--   * n_sat_clicks BIGINT, sessions, summed: satisfied clicks on it
+--   * min_click_rank INTEGER: lowest clicked rank (NULL without a ranked click)
+--   * rr DOUBLE, summed: 1/min_click_rank, 0 without a click (NULL when clicked but no rank
+--     known)
+--   * known_rr INTEGER, summed: rr not NULL
+--   * first_click_ts TIMESTAMP: earliest click ts (NULL without a timed click)
+--   * ttfc_s DOUBLE, summed: first_click_ts - ts in seconds (NULL without a timed click or
+--     search ts)
+--   * has_ttfc INTEGER, summed: ttfc_s not NULL
+--   * known_n_results INTEGER, summed: n_results not NULL
+--   * nonzero INTEGER, summed: n_results > 0
+--   * zero_result INTEGER, summed: n_results = 0
+--   * abandoned INTEGER, summed: n_results > 0 and no click
+--   * known_query INTEGER, summed: query not NULL
+--   * reformulated INTEGER, sessions, summed: see "reformulation" above
+--   * session_has_click INTEGER, sessions, summed: on session_first rows only (0 elsewhere),
+--     1 when the session has >= 1 click
+--   * session_success INTEGER, sessions, summed: on session_first rows only (0 elsewhere), 1
+--     when the session has >= 1 satisfied click
+--   * session_abandoned INTEGER, sessions, summed: on session_first rows only (0 elsewhere),
+--     1 when the session has no click
 WITH
 events AS (
-    -- the searches (with the columns to carry) and every click with its search's partition;
-    -- BY NAME fills the carried columns of click rows with NULL
+    -- the searches (with the columns to carry) and, with sessions, every click with its
+    -- search's partition; BY NAME fills the carried columns of click rows with NULL
     SELECT {{key,}} {{carry,}} hash({{key}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,
         search_id, ts, query, false AS _oe_click, NULL::INTEGER AS _oe_rank,
-        NULL::DOUBLE AS _oe_dwell
+        NULL::DOUBLE AS _oe_dwell, query IS NOT NULL AS _oe_known_query
     FROM searches
+    {{#sessions}}
     UNION ALL BY NAME
     SELECT {{key:s.,}} hash({{key:s.}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,
         c.search_id, c.ts, true AS _oe_click, c.rank AS _oe_rank, c.dwell_ms AS _oe_dwell
     FROM clicks AS c
     JOIN searches AS s ON c.search_id = s.search_id
+    {{/sessions}}
 ),
+{{#sessions}}
 flagged AS MATERIALIZED (
     SELECT {{key,}} {{carry,}} _oe_pk, search_id, ts, query, _oe_click, _oe_rank,
-        _oe_ord, query IS NOT NULL AS _oe_known_query,
+        _oe_ord, _oe_known_query,
         $derive_sessions AND ts IS NOT NULL AND (
             _oe_prev_ts IS NULL OR epoch_us(ts) - epoch_us(_oe_prev_ts) > $gap_us
         ) AS _oe_starts,
@@ -117,15 +144,21 @@ flagged AS MATERIALIZED (
         ) AS ordered
     ) AS gaps
 ),
+{{/sessions}}
 click_facts AS (
+    -- each search's click rows: those of the stream (which knows satisfaction), or without
+    -- sessions straight from the clicks
     SELECT search_id,
         count(*) AS _oe_n_clicks,
+        {{#sessions}}
         count(*) FILTER (WHERE ts IS NULL) AS _oe_n_untimed,
         count(*) FILTER (WHERE _oe_sat) AS _oe_n_sat,
+        {{/sessions}}
         min(_oe_rank) AS _oe_min_rank,
         min(ts) AS _oe_first_ts
-    FROM flagged
-    WHERE _oe_click
+    FROM
+        {{#sessions}}flagged WHERE _oe_click{{/sessions}}
+        {{^sessions}}(SELECT search_id, ts, rank AS _oe_rank FROM clicks) AS c{{/sessions}}
     GROUP BY search_id
 ),
 stream2 AS (
@@ -133,18 +166,21 @@ stream2 AS (
     -- INTEGER counts (more than 2^31 clicks on one page would fail the cast, not wrap),
     -- reformulated and ttfc already computed (ts and first_click_ts then ride only when a
     -- caller selects them)
-    SELECT f.* EXCLUDE (_oe_rank, _oe_sat, _oe_new_query),
+    SELECT f.*{{#sessions}} EXCLUDE (_oe_rank, _oe_sat, _oe_new_query){{/sessions}},
         CAST(CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_clicks, 0) END AS INTEGER)
             AS _oe_n_clicks,
+        {{#sessions}}
         CAST(CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_sat, 0) END AS INTEGER)
             AS _oe_n_sat,
         f._oe_new_query AND coalesce(cf._oe_n_untimed, 0) = 0 AS _oe_reformulated,
+        {{/sessions}}
         cf._oe_min_rank, cf._oe_first_ts,
         (epoch_us(cf._oe_first_ts) - epoch_us(f.ts)) / 1e6 AS _oe_ttfc
-    FROM flagged AS f
+    FROM {{#sessions}}flagged{{/sessions}}{{^sessions}}events{{/sessions}} AS f
     LEFT JOIN click_facts AS cf ON f.search_id = cf.search_id
-    WHERE NOT f._oe_click OR f._oe_starts
+    {{#sessions}}WHERE NOT f._oe_click OR f._oe_starts{{/sessions}}
 ),
+{{#sessions}}
 numbered AS (
     SELECT *,
         CASE WHEN $derive_sessions THEN sum(_oe_starts::INTEGER) OVER (
@@ -176,13 +212,21 @@ facts AS (
             AS _oe_session_sat
     FROM numbered
     WHERE NOT _oe_click
+),
+{{/sessions}}
+done AS (
+    SELECT * FROM {{#sessions}}facts{{/sessions}}{{^sessions}}stream2{{/sessions}}
 )
 SELECT {{extra,}} {{out}},
+    {{#sessions}}
     _oe_session_no AS session_no,
     _oe_first::INTEGER AS session_first,
+    {{/sessions}}
     (_oe_n_clicks > 0)::INTEGER AS has_click,
     _oe_n_clicks::BIGINT AS n_clicks,
+    {{#sessions}}
     _oe_n_sat::BIGINT AS n_sat_clicks,
+    {{/sessions}}
     _oe_min_rank AS min_click_rank,
     CASE WHEN _oe_n_clicks = 0 THEN 0.0 ELSE 1.0 / _oe_min_rank END AS rr,
     (_oe_n_clicks = 0 OR _oe_min_rank IS NOT NULL)::INTEGER AS known_rr,
@@ -193,9 +237,11 @@ SELECT {{extra,}} {{out}},
     coalesce(n_results > 0, false)::INTEGER AS nonzero,
     coalesce(n_results = 0, false)::INTEGER AS zero_result,
     coalesce(n_results > 0 AND _oe_n_clicks = 0, false)::INTEGER AS abandoned,
-    _oe_known_query::INTEGER AS known_query,
+    _oe_known_query::INTEGER AS known_query
+    {{#sessions}},
     _oe_reformulated::INTEGER AS reformulated,
     _oe_session_click::INTEGER AS session_has_click,
     _oe_session_sat::INTEGER AS session_success,
     (_oe_first AND NOT _oe_session_click)::INTEGER AS session_abandoned
-FROM facts
+    {{/sessions}}
+FROM done

@@ -169,8 +169,9 @@ def test_table_shows_verdict_df_and_names_the_tests(make_tables, tmp_path, capsy
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     header = next(line for line in lines if "metric" in line and "variant" in line)
-    assert header.split()[-5:] == ["p_adjusted", "verdict", "units_control", "units_treatment",
-                                   "df"]
+    assert header.split()[-5:] == ["rel_diff", "rel_ci_low", "rel_ci_high", "verdict", "df"]
+    assert header.split()[4:11] == ["estimate", "ci_low", "ci_high", "p_value", "p_adjusted",
+                                    "units_control", "units_treatment"]
     assert sum("insufficient data" in line for line in lines) == 2
     assert lines[-1].startswith("tests: delta-method t (Welch-Satterthwaite df) for ctr; "
                                 "Welch t (Welch-Satterthwaite df) for searches_per_unit.")

@@ -81,7 +81,7 @@ def test_simulated_pre_period_delta_is_the_post_exposure_delta(pre_days_study):
     row = _ctr_row(df)
     assert row["control_value"] == pytest.approx(ctr["control"], rel=1e-12)
     assert row["treatment_value"] == pytest.approx(ctr["treatment"], rel=1e-12)
-    assert row["abs_diff"] == pytest.approx(delta, rel=1e-9)
+    assert row["estimate"] == pytest.approx(delta, rel=1e-9)
     assert row["units_control"] == len(per_unit.loc["control"])
     assert row["units_treatment"] == len(per_unit.loc["treatment"])
     assert df.attrs["experiment"] == "s200_vs_s100"

@@ -14,7 +14,12 @@ from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 import onlineeval
 from onlineeval.abtest import COLUMNS
 from onlineeval.abtest.metrics import ORDER
-from onlineeval.errors import InvalidParameterError, SchemaError, UnknownNameError
+from onlineeval.errors import (
+    InvalidParameterError,
+    SampleRatioMismatchWarning,
+    SchemaError,
+    UnknownNameError,
+)
 from onlineeval.stats.srm import srm_test
 from onlineeval.stats.tests import DELTA_T, MANN_WHITNEY, WELCH_T
 
@@ -56,14 +61,14 @@ def test_ab_readout_matches_independent_statistics(make_tables):
     assert row["treatment_value"] == pytest.approx(ctr_t, rel=1e-12)
     assert row["rel_diff"] == pytest.approx(ctr_t / ctr_c - 1, rel=1e-12)
     assert row["p_value"] == pytest.approx(p, rel=1e-9)
-    assert (row["abs_ci_low"], row["abs_ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((lo, hi), rel=1e-9)
     assert row["units_control"] == len(uc) and row["units_treatment"] == len(ut)
 
     row = df.set_index("metric").loc["searches_per_unit"]
     w = sps.ttest_ind(ut["one"], uc["one"], equal_var=False)
     assert row["p_value"] == pytest.approx(w.pvalue, rel=1e-9)
     ci = w.confidence_interval(0.95)
-    assert (row["abs_ci_low"], row["abs_ci_high"]) == pytest.approx((ci.low, ci.high),
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high),
                                                                     rel=1e-9)
 
     holm = multipletests(df["p_value"], method="holm")[1]
@@ -104,7 +109,9 @@ def test_abn_each_treatment_against_control_with_bh(make_tables):
 def test_srm_mismatch_warns_and_is_flagged(make_tables):
     s, c = make_tables(seed=13, users={"control": 300, "treatment": 200})
     logs = onlineeval.load_logs(searches=s, clicks=c)
-    with pytest.warns(UserWarning, match="SAMPLE RATIO MISMATCH"):
+    # a warning of its own class, so a caller can tell it from the others without reading
+    # its text (the CLI and the report show it as a banner instead)
+    with pytest.warns(SampleRatioMismatchWarning, match="SAMPLE RATIO MISMATCH"):
         df = onlineeval.abtest(logs, metrics="ctr")
     assert df.attrs["srm"]["mismatch"] is True
     assert df.attrs["srm"]["units"] == {"control": 300, "treatment": 200}
@@ -139,7 +146,7 @@ def _cuped_by_hand(uc, ut, x, y, xp, yp):
     pooled = np.array([both[xp].sum() / both[yp].sum(), both["h"].mean()])
     adj = [r - theta @ (cov - pooled) for _, r, cov, _ in arms]
     q = dist.isf(0.025)
-    return {"abs_diff": diff, "abs_ci_low": diff - q * se, "abs_ci_high": diff + q * se,
+    return {"estimate": diff, "ci_low": diff - q * se, "ci_high": diff + q * se,
             "p_value": 2 * dist.sf(abs(diff) / se), "rel_diff": adj[1] / adj[0] - 1,
             "cuped_variance_reduction":
                 1 - (var[0] + var[1]) / (arms[0][3][0, 0] + arms[1][3][0, 0])}
@@ -187,7 +194,7 @@ def test_other_tests_and_missing_columns(make_tables):
     bs = onlineeval.abtest(logs, metrics="ctr", test="bootstrap", bootstrap_reps=500, seed=3)
     again = onlineeval.abtest(logs, metrics="ctr", test="bootstrap", bootstrap_reps=500, seed=3)
     pd.testing.assert_frame_equal(bs, again)
-    assert bs["abs_ci_low"].iloc[0] < bs["abs_diff"].iloc[0] < bs["abs_ci_high"].iloc[0]
+    assert bs["ci_low"].iloc[0] < bs["estimate"].iloc[0] < bs["ci_high"].iloc[0]
 
     no_ts = onlineeval.load_logs(searches=s.drop(columns="ts"), clicks=c.drop(columns="ts"))
     default = onlineeval.abtest(no_ts)
@@ -303,13 +310,13 @@ def test_zero_baseline_and_single_unit_arm_give_null_not_inf(make_tables):
     assert any("insufficient data" in m and "ctr/treatment (1 control and 60 treatment" in m
                for m in messages)
     assert one["units_control"].tolist() == [1, 1]
-    assert one[["p_value", "p_adjusted", "abs_ci_low", "abs_ci_high"]].isna().all().all()
+    assert one[["p_value", "p_adjusted", "ci_low", "ci_high"]].isna().all().all()
     assert not one["significant"].any()
     assert (one["verdict"] == "insufficient data").all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         boot = onlineeval.abtest(logs1, metrics="ctr", test="bootstrap", bootstrap_reps=200)
-    assert boot[["p_value", "abs_ci_low", "abs_ci_high"]].isna().all().all()
+    assert boot[["p_value", "ci_low", "ci_high"]].isna().all().all()
 
 
 def _two_per_arm():
@@ -339,7 +346,7 @@ def test_two_users_per_arm_t_reference_and_no_verdict():
     assert ctr["p_value"] == pytest.approx(0.106, abs=1e-3)  # the z test said 0.0047
     assert ctr["df"] == pytest.approx(w.df, rel=1e-10)
     ci = w.confidence_interval(0.95)
-    assert (ctr["abs_ci_low"], ctr["abs_ci_high"]) == pytest.approx((ci.low, ci.high),
+    assert (ctr["ci_low"], ctr["ci_high"]) == pytest.approx((ci.low, ci.high),
                                                                     rel=1e-10)
     # per-unit mean: scipy's Welch test on the per-user click counts
     w = sps.ttest_ind(ut["n_clicks"], uc["n_clicks"], equal_var=False)
@@ -373,8 +380,8 @@ def test_zero_variance_in_both_arms_is_undefined_with_a_reason():
         in said
     assert df.loc["ctr", "verdict"] in ("significant", "not significant")
     row = df.loc["searches_per_unit"]
-    assert row["abs_diff"] == 1.0
-    assert row[["p_value", "p_adjusted", "abs_ci_low", "abs_ci_high"]].isna().all()
+    assert row["estimate"] == 1.0
+    assert row[["p_value", "p_adjusted", "ci_low", "ci_high"]].isna().all()
     assert row["verdict"] == "undefined: zero variance in both arms"
     assert not row["significant"]
     # the rank test is defined there and agrees with scipy

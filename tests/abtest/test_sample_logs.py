@@ -97,7 +97,7 @@ def test_readout_on_sample_logs_aa_and_large_margin(sample_counts):
     aa = onlineeval.abtest(logs, experiment="s100_vs_s100")
     assert not aa["significant"].any()
     big = onlineeval.abtest(logs, experiment="s260_vs_s040", metrics="ctr,click_mrr")
-    assert big["significant"].all() and (big["abs_diff"] > 0).all()
+    assert big["significant"].all() and (big["estimate"] > 0).all()
 
 
 def test_sample_log_readout_matches_pandas_and_statsmodels(sample_counts):
@@ -156,8 +156,8 @@ def test_sample_log_readout_matches_pandas_and_statsmodels(sample_counts):
             lin_t = (ut[x] - rt * ut[y]) / (ut[y].mean() * rc)
             lin_c = -rt * (uc[x] - rc * uc[y]) / (uc[y].mean() * rc**2)
             se_rel = np.sqrt(lin_t.var() / len(ut) + lin_c.var() / len(uc))
-        expected = {"control_value": rc, "treatment_value": rt, "abs_diff": rt - rc,
-                    "abs_ci_low": lo, "abs_ci_high": hi, "p_value": p, "rel_diff": rt / rc - 1,
+        expected = {"control_value": rc, "treatment_value": rt, "estimate": rt - rc,
+                    "ci_low": lo, "ci_high": hi, "p_value": p, "rel_diff": rt / rc - 1,
                     "rel_ci_low": rt / rc - 1 - q * se_rel, "rel_ci_high": rt / rc - 1 + q * se_rel}
         for key, value in expected.items():
             assert row[key] == pytest.approx(value, rel=1e-9), (metric, key)

@@ -29,8 +29,12 @@ import pandas as pd
 import pytest
 
 import onlineeval
+from onlineeval.agreement.per_query import (
+    per_query_ab_ctr,
+    per_query_interleaving,
+    within_experiment,
+)
 from onlineeval.interleaving.outcomes import page_outcomes
-from onlineeval.report.build import _per_query_ab, _per_query_interleaving, _within
 from onlineeval.study import Experiment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +42,16 @@ SAMPLE = ROOT / "sample_logs"
 AB_COLUMNS = ["qid", "searches_control", "clicked_control", "searches_treatment",
               "clicked_treatment", "ctr_delta"]
 IL_COLUMNS = ["qid", "pages", "wins_t", "wins_o", "ties", "delta_q"]
+
+
+def _per_query_ab(exp: Experiment, logs):
+    return per_query_ab_ctr(logs, exp.ab_experiment, exp.control_variant,
+                            exp.treatment_variant)
+
+
+def _per_query_interleaving(exp: Experiment, logs):
+    return per_query_interleaving(logs, exp.interleaving_experiment, exp.treatment_team,
+                                  exp.control_team)
 
 
 def _read(logdir: Path) -> dict[str, pd.DataFrame]:
@@ -117,9 +131,8 @@ def _check_study(ab_dir: Path, il_dir: Path, pairs: list[tuple[str, str, str]]) 
                          interleaving_experiment=name, control_team=control_team,
                          treatment_team=treatment_team)
         want = _ab_by_hand(ab_tables, name, "control", "treatment")
-        _same(_per_query_ab(exp, ab_logs), want, AB_COLUMNS)
-        page_outcomes(il_logs, name)
-        got = _per_query_interleaving(exp, il_logs)
+        _same(_per_query_ab(exp, ab_logs).table, want, AB_COLUMNS)
+        got = _per_query_interleaving(exp, il_logs).table
         assert set(got["experiment"]) == {name} and set(got["team"]) == {treatment_team}
         assert set(got["other_team"]) == {control_team}
         want = _il_by_hand(il_tables, name, treatment_team, control_team)
@@ -179,7 +192,7 @@ def test_searches_without_qid_are_not_a_query():
     """Before the audit the searches without a qid formed one pseudo-query (qid NULL) with a
     CTR delta of its own (here 1/1 − 1/1 = 0), paired as 'a query searched but not judged'."""
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), ab_experiment="e")
-    df = _per_query_ab(exp, _ab_edge_logs())
+    df = _per_query_ab(exp, _ab_edge_logs()).table
     assert df["qid"].tolist()[:3] == ["q1", "q2", "q3"]
     tail = df.iloc[3]
     assert pd.isna(tail["qid"]) and (tail["searches_control"], tail["searches_treatment"]) == (1, 1)
@@ -190,10 +203,11 @@ def test_searches_without_qid_are_not_a_query():
 
 def test_left_out_queries_are_counted():
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), ab_experiment="e")
-    df = _per_query_ab(exp, _ab_edge_logs())
+    online = _per_query_ab(exp, _ab_edge_logs())
     offline = pd.Series({"q1": 0.2, "q2": 0.1, "q3": -0.1, "q9": 0.3})
-    w = _within(offline, df, "ctr_delta", ["searches_control", "searches_treatment"],
-                "searches", "in one arm only")
+    w = within_experiment(offline, online)
+    assert (w["without_query_unit"], w["online_undefined_reason"]) == ("searches",
+                                                                       "in one arm only")
     assert w["n"] == 1 and w["n_agree"] == 1
     assert w["n_online_undefined"] == 2          # q2, q3
     assert w["n_undefined_judged"] == 2          # both judged: part of n_offline_only
@@ -227,18 +241,21 @@ def test_interleaving_pages_without_qid_and_undecided_queries_are_counted():
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), interleaving_experiment="e",
                      control_team="C", treatment_team="T")
     with warnings.catch_warnings():
-        # the single-team experiment 'solo' is left out with a warning (checked below)
+        # the page outcomes of every experiment, as a readout of the whole log leaves them:
+        # the per-query Δ_q of 'e' must not depend on them (the single-team experiment
+        # 'solo' is left out with a warning, checked below)
         warnings.simplefilter("ignore")
         page_outcomes(logs, None)
-    df = _per_query_interleaving(exp, logs)
+    online = _per_query_interleaving(exp, logs)
+    df = online.table
     # the single-team experiment has no pair, so no row; the page without qid is one NULL row
     assert set(df["experiment"]) == {"e"}
     assert df["qid"].tolist()[:2] == ["q1", "q2"] and pd.isna(df["qid"].iloc[2])
     assert df["pages"].tolist() == [1, 1, 1] and df["wins_o"].tolist() == [0, 0, 1]
     assert df["delta_q"].iloc[0] == pytest.approx(0.5)
     assert math.isnan(df["delta_q"].iloc[1]) and math.isnan(df["delta_q"].iloc[2])
-    w = _within(pd.Series({"q1": 0.1, "q2": 0.1}), df, "delta_q", ["pages"], "pages",
-                "no decided page")
+    w = within_experiment(pd.Series({"q1": 0.1, "q2": 0.1}), online)
+    assert w["without_query_unit"] == "pages"
     assert (w["n"], w["n_online_undefined"], w["n_without_query"]) == (1, 1, 1)
     assert w["n_undefined_judged"] == 1
     assert (w["n_offline_only"], w["n_online_only"]) == (1, 0)

@@ -95,3 +95,26 @@ def raw_logs():
     """Build raw (unvalidated) log views: ``raw_logs(searches, results, clicks)``."""
     return _raw_logs
 
+
+
+def _summary_oracle(logs, experiment=None, by=(), *, start=None, end=None) -> pd.DataFrame:
+    """The interleaving outcome per experiment and team pair from the test oracle
+    ``summary_oracle.sql`` (Δ_AB, share_a and the per-query Δ written in SQL, independently
+    of the package), over the page outcomes of ``experiment`` in the window."""
+    from pathlib import Path
+
+    from onlineeval import queries
+    from onlineeval.interleaving import outcomes
+
+    by = outcomes.check_by(logs, by)
+    outcomes.page_outcomes(logs, experiment, start=start, end=end)
+    path = Path(__file__).with_name("summary_oracle.sql")
+    q = queries.parse("tests/interleaving/summary_oracle", path, path.read_text("utf-8"))
+    return logs.con.execute(q.render(by=by)).df()
+
+
+@pytest.fixture(scope="session")
+def summary_oracle():
+    """``summary_oracle(logs, experiment=None, by=(), start=None, end=None)``: the SQL
+    oracle's readout (see ``_summary_oracle``)."""
+    return _summary_oracle

@@ -284,7 +284,7 @@ def test_readout_counts_match_an_independent_page_by_page_count(seed):
     for row in got.to_dict("records"):
         ref = want[(row["experiment"], row["team_a"], row["team_b"])]
         assert {k: row[k] for k in COUNTS} == {k: ref[k] for k in COUNTS}
-        assert row["delta_ab"] == pytest.approx(ref["delta_ab"], nan_ok=True)
+        assert row["estimate"] == pytest.approx(ref["delta_ab"], nan_ok=True)
         wa, wb = ref["wins_a"], ref["wins_b"]
         assert row["sign_test_p"] == pytest.approx(
             stats.binomtest(wa, wa + wb).pvalue if wa + wb else math.nan, nan_ok=True)
@@ -331,7 +331,7 @@ def test_per_query_readout_matches_the_independent_count(seed):
     for row in got.to_dict("records"):
         ref = want[(row["experiment"], row["team_a"], row["team_b"])]
         assert {k: row[k] for k in COUNTS} == {k: ref[k] for k in COUNTS}
-        assert row["delta_ab"] == pytest.approx(ref["delta_pq"], abs=1e-12, nan_ok=True)
+        assert row["estimate"] == pytest.approx(ref["delta_pq"], abs=1e-12, nan_ok=True)
         pos, neg = ref["q_pos"], ref["q_neg"]
         assert row["sign_test_p"] == pytest.approx(
             stats.binomtest(pos, pos + neg).pvalue if pos + neg else math.nan, nan_ok=True)

@@ -28,7 +28,7 @@ def test_interleave_json_records_have_exactly_the_issue_fields(log_dir, capsys):
     e1 = next(r for r in recs if r["experiment"] == "e1")
     assert (e1["team_a"], e1["team_b"], e1["wins_a"], e1["wins_b"], e1["ties"]) == \
         ("x", "y", 3, 1, 1)
-    assert e1["delta_ab"] == pytest.approx(0.2) and e1["sign_test_p"] == pytest.approx(0.625)
+    assert e1["estimate"] == pytest.approx(0.2) and e1["sign_test_p"] == pytest.approx(0.625)
     assert e1["user_delta"] == pytest.approx(0.25)
     assert e1["test"] == "t test of per-user preference (users as units)"
     assert e1["winner"] is None
@@ -40,7 +40,7 @@ def test_interleave_options(log_dir, capsys):
             "--resamples", "50"]
     assert main([*argv, "--per-query"]) == 0
     (rec,) = json.loads(capsys.readouterr().out)
-    assert rec["delta_ab"] == pytest.approx(0.5 / 3)
+    assert rec["estimate"] == pytest.approx(0.5 / 3)
     assert main([*argv, "--team-a", "y"]) == 0
     (rec,) = json.loads(capsys.readouterr().out)
     assert (rec["team_a"], rec["wins_a"], rec["wins_b"]) == ("y", 1, 3)
@@ -56,7 +56,7 @@ def test_interleave_matrix_and_table(log_dir, capsys):
     assert [r["team"] for r in rows] == ["r", "s", "t"]
     assert rows[0]["r"] is None and rows[0]["s"] == 0.0
     assert main(["interleave", str(log_dir), "--resamples", "20"]) == 0
-    assert "delta_ab" in capsys.readouterr().out
+    assert "estimate" in capsys.readouterr().out
 
 
 def test_interleave_errors_are_one_line(log_dir, capsys):

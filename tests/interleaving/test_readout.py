@@ -23,35 +23,34 @@ def test_readout_fields_and_hand_numbers(logs):
     assert (row.experiment, row.team_a, row.team_b) == ("e1", "x", "y")
     assert (row.impressions, row.impressions_with_clicks) == (7, 6)
     assert (row.wins_a, row.wins_b, row.ties) == (3, 1, 1)
-    assert row.delta_ab == pytest.approx(3.5 / 5 - 0.5)
+    assert row.estimate == pytest.approx(3.5 / 5 - 0.5)
     assert row.share_a == pytest.approx(0.75)
     # secondary, pages as independent: exact two-sided binomial, 3 of 4: 2 * P(X >= 3)
     assert row.sign_test_p == pytest.approx(10 / 16)
     # headline, users as units. Per user (conftest): u1 a, b -> 0; u2 tie -> 0; u3 a -> 0.5;
     # u4 a -> 0.5. Mean 0.25, sd sqrt(1/12), se sqrt(1/12) / 2: t = sqrt(3), 3 df
     assert row.user_delta == pytest.approx(0.25)
-    assert row.df == 3 and row.decided_users == 4
+    assert row.df == 3 and row.n == 4
     assert row.p_value == pytest.approx(2 * stats.t.sf(math.sqrt(3), 3), rel=1e-12)
     half = stats.t.isf(0.025, 3) * math.sqrt(1 / 12) / 2
     assert (row.user_ci_low, row.user_ci_high) == pytest.approx((0.25 - half, 0.25 + half))
     assert row.test == "t test of per-user preference (users as units)"
     assert row.winner is None
-    assert row.ci_low <= row.delta_ab <= row.ci_high
+    assert row.ci_low <= row.estimate <= row.ci_high
     assert (row.users, row.clicks_without_team, row.repeat_clicks) == (4, 1, 1)
 
 
-def test_readout_agrees_with_summary_sql(logs):
-    from onlineeval.interleaving import outcomes
+def test_readout_agrees_with_summary_sql(logs, summary_oracle):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = interleaving_readout(logs, n_resamples=50).set_index(
             ["experiment", "team_a", "team_b"])
-    sql = outcomes.summary(logs).set_index(["experiment", "team_a", "team_b"])
+    sql = summary_oracle(logs).set_index(["experiment", "team_a", "team_b"])
     sql = sql.loc[out.index]
     for col in ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties"):
         assert list(out[col]) == list(sql[col])
-    assert np.allclose(out.delta_ab, sql.delta_ab, equal_nan=True)
+    assert np.allclose(out.estimate, sql.delta_ab, equal_nan=True)
     assert np.allclose(out.share_a, sql.share_a.astype(float), equal_nan=True)
 
 
@@ -59,7 +58,7 @@ def test_per_query_variant(logs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         row = interleaving_readout(logs, "e1", per_query=True, n_resamples=100).iloc[0]
-    assert row.delta_ab == pytest.approx(0.5 / 3)  # q1 0, q2 0, q3 0.5
+    assert row.estimate == pytest.approx(0.5 / 3)  # q1 0, q2 0, q3 0.5
     assert row.share_a == pytest.approx(0.75)  # q1 1/2, q3 1; q2 has no win
     assert row.sign_test_p == pytest.approx(1.0)  # 1 query for A, 0 for B
     # the per-user test is the same as without per_query (users' pages over all queries)
@@ -74,7 +73,7 @@ def test_team_a_argument_flips_the_pair(logs):
         row = interleaving_readout(logs, "e1", team_a="y", n_resamples=100).iloc[0]
         ref = interleaving_readout(logs, "e1", n_resamples=100).iloc[0]
     assert (row.team_a, row.team_b, row.wins_a, row.wins_b) == ("y", "x", 1, 3)
-    assert row.delta_ab == pytest.approx(-ref.delta_ab)
+    assert row.estimate == pytest.approx(-ref.estimate)
     assert row.share_a == pytest.approx(1 - ref.share_a)
     # same bootstrap draws whichever team is A: the interval is mirrored
     assert (row.ci_low, row.ci_high) == pytest.approx((-ref.ci_high, -ref.ci_low))
@@ -95,7 +94,7 @@ def test_significant_winner_is_named():
     row = interleaving_readout(load_logs(searches=s, results=r, clicks=c), n_resamples=100)
     row = row.iloc[0]
     assert row.p_value == pytest.approx(2 * 0.5**30)
-    assert row.winner == "y" and row.delta_ab == -0.5 and row.user_delta == -0.5
+    assert row.winner == "y" and row.estimate == -0.5 and row.user_delta == -0.5
     assert row.test.startswith("exact sign test over users")
     assert all(math.isnan(v) for v in (row.ci_low, row.ci_high, row.user_ci_low,
                                        row.user_ci_high, row.df))
@@ -111,8 +110,10 @@ def test_multileave_preference_matrix(logs):
     m = preference_matrix(out)
     assert list(m.index) == ["r", "s", "t"] and list(m.columns) == ["r", "s", "t"]
     hand = pd.DataFrame({"experiment": "e", "team_a": ["a", "a", "b"],
-                         "team_b": ["b", "c", "c"], "delta_ab": [0.1, -0.2, 0.3]})
+                         "team_b": ["b", "c", "c"], "estimate": [0.1, -0.2, 0.3]})
     mh = preference_matrix(hand)
+    # "delta_ab", the column's former name, still names it
+    pd.testing.assert_frame_equal(preference_matrix(hand, "delta_ab"), mh)
     assert mh.loc["a", "b"] == 0.1 and mh.loc["b", "a"] == -0.1
     assert mh.loc["c", "a"] == pytest.approx(0.2) and mh.loc["b", "c"] == 0.3
     assert all(math.isnan(mh.loc[t, t]) for t in "abc")
@@ -145,7 +146,7 @@ def test_log_without_any_click_gives_undefined_statistics(hand_frames):
     row = interleaving_readout(load_logs(searches=s, results=r, clicks=c.iloc[0:0]), "e1",
                                n_resamples=20).iloc[0]
     assert (row.impressions, row.impressions_with_clicks, row.wins_a, row.wins_b) == (7, 0, 0, 0)
-    assert all(math.isnan(v) for v in (row.delta_ab, row.share_a, row.p_value, row.ci_low,
+    assert all(math.isnan(v) for v in (row.estimate, row.share_a, row.p_value, row.ci_low,
                                        row.ci_high, row.user_delta, row.sign_test_p))
     assert row.winner is None and row.test == "undefined: no decided page"
 
@@ -228,7 +229,7 @@ def test_one_heavy_user_does_not_make_a_winner():
                                    n_resamples=500).iloc[0]
     # pages pooled say x by a mile: Δ_AB = 295/320 - 0.5, sign test p = 1e-59 (the old
     # headline, with "x" as the winner) -- but that is one user's taste
-    assert row.delta_ab == pytest.approx(295 / 320 - 0.5)
+    assert row.estimate == pytest.approx(295 / 320 - 0.5)
     assert row.sign_test_p == pytest.approx(stats.binomtest(295, 320).pvalue, rel=1e-9)
     assert row.sign_test_p < 1e-50
     # the verdict: no significant difference, from the users' preferences, computed here
@@ -239,7 +240,7 @@ def test_one_heavy_user_does_not_make_a_winner():
     assert row.p_value == pytest.approx(ref.pvalue, rel=1e-12)
     assert row.p_value == pytest.approx(0.849, abs=1e-3) and row.winner is None  # README
     assert row.user_delta == pytest.approx(d_u.mean())
-    assert row.df == 20 and row.decided_users == 21
+    assert row.df == 20 and row.n == 21
     assert row.top_user == "heavy" and row.top_user_share == pytest.approx(300 / 320)
     assert row.heavy_user
     assert row.effective_users == pytest.approx(320**2 / (300**2 + 20))

@@ -128,11 +128,12 @@ def test_user_test_matches_scipy_and_handles_degenerate_users():
     assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
     ci = ref.confidence_interval(0.95)
     assert (res.ci_low, res.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-12)
-    assert (res.users, res.df, res.user_delta) == (5, 4, pytest.approx(d_u.mean()))
+    assert (res.n, res.df, res.estimate) == (5, 4, pytest.approx(d_u.mean()))
     assert res.top_user == 3 and res.top_user_share == pytest.approx(6 / 19)
     # users without a decided page are not units of the test
     more = user_test(np.r_[wa, 0], np.r_[wb, 0], np.r_[t, 0])
-    assert more.p_value == res.p_value and more.users == 5
+    assert more.p_value == res.p_value and more.n == 5
+    assert (more.units_control, more.units_treatment, more.unit) == (6, 6, "user")
     # every user alike: the t test is 0/0, the exact sign test over users is defined
     same = user_test([2, 1, 4], [0, 0, 0], [0, 0, 0])
     assert same.p_value == pytest.approx(0.25) and math.isnan(same.ci_low)

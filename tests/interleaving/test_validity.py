@@ -79,7 +79,7 @@ def test_better_ranker_by_known_ndcg_margin_wins_significantly_through_logs(worl
     row = interleaving_readout(str(tmp_path), n_resamples=300).iloc[0]
     assert (row.team_a, row.team_b) == ("bad", "mid")
     assert row.winner == "mid" and row.p_value < 1e-4
-    assert row.delta_ab < 0 and row.ci_high < 0
+    assert row.estimate < 0 and row.ci_high < 0
 
 
 def test_pipeline_counts_match_an_independent_pandas_computation(world, tmp_path):

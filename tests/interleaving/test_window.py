@@ -12,7 +12,7 @@ import pytest
 
 from onlineeval.cli import main
 from onlineeval.errors import InputError, InvalidParameterError
-from onlineeval.interleaving import FIELDS, interleaving_readout, outcomes
+from onlineeval.interleaving import FIELDS, interleaving_readout
 
 # hand outcomes of experiment e1's pages (see conftest): a = x wins, b = y wins
 E1_OUTCOMES = {"p1": "a", "p2": "b", "p3": "tie", "p4": "none", "p5": "none", "p6": "a",
@@ -39,7 +39,8 @@ def _expected(s, start=None, end=None):
 @pytest.mark.parametrize(("start", "end"), [
     (None, "2024-03-02"), ("2024-03-02", None), ("2024-03-01 10:02:00", "2024-03-01 10:09:00"),
 ])
-def test_pages_outside_the_window_are_left_out_and_counted(logs, hand_frames, start, end):
+def test_pages_outside_the_window_are_left_out_and_counted(logs, hand_frames, start, end,
+                                                          summary_oracle):
     counts, before, after, first, last, experiments = _expected(hand_frames[0], start, end)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the uncredited click of p5
@@ -54,7 +55,7 @@ def test_pages_outside_the_window_are_left_out_and_counted(logs, hand_frames, st
     assert window["end"] == (None if end is None else pd.Timestamp(end))
     assert before + after > 0
     # the SQL-only summary reads the same pages
-    sql = outcomes.summary(logs, "e1", start=start, end=end).iloc[0]
+    sql = summary_oracle(logs, "e1", start=start, end=end).iloc[0]
     assert {k: int(sql[k]) for k in counts} == counts
 
 

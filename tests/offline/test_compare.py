@@ -29,7 +29,7 @@ def test_t_matches_scipy_ttest_rel():
     ci = ref.confidence_interval(confidence_level=0.9)
     assert r.p_value == pytest.approx(ref.pvalue, rel=1e-12)
     assert (r.ci_low, r.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-12)
-    assert r.delta == pytest.approx(np.mean(b) - np.mean(a), rel=1e-12)
+    assert r.estimate == pytest.approx(np.mean(b) - np.mean(a), rel=1e-12)
     assert (r.mean_a, r.mean_b) == pytest.approx((np.mean(a), np.mean(b)))
     # t interval by hand: mean ± t_{0.95, n-1} · sd / sqrt(n)
     d = b - a
@@ -140,13 +140,13 @@ def test_seeded_tests_are_reproducible():
 def test_identical_runs_give_p_one(test):
     a = np.array([0.1, 0.5, 0.3, 0.9])
     r = paired_test(a, a.copy(), test)
-    assert r.p_value == 1.0 and r.delta == 0.0
+    assert r.p_value == 1.0 and r.estimate == 0.0
     assert np.isnan(r.effect_size)
 
 
 def test_single_query_has_no_test():
     r = paired_test([0.2], [0.5], "t")
-    assert r.delta == pytest.approx(0.3)
+    assert r.estimate == pytest.approx(0.3)
     assert np.isnan(r.p_value) and np.isnan(r.ci_low)
 
 
@@ -200,9 +200,9 @@ def test_compare_means_and_deltas_by_hand(files):
     df = compare(files["qrels"], files["A"], files["B"], ["P@1", "map"], test="t")
     assert df["measure"].tolist() == ["P_1", "map"]
     p1, ap = df.iloc[0], df.iloc[1]
-    assert (p1["mean_a"], p1["mean_b"], p1["delta"]) == pytest.approx((2 / 3, 1, 1 / 3))
+    assert (p1["mean_a"], p1["mean_b"], p1["estimate"]) == pytest.approx((2 / 3, 1, 1 / 3))
     assert (ap["mean_a"], ap["mean_b"]) == pytest.approx((11 / 18, 1))
-    assert p1["n_queries"] == 3 and p1["baseline"] == "A.txt" and p1["run"] == "B.txt"
+    assert p1["n"] == 3 and p1["baseline"] == "A.txt" and p1["run"] == "B.txt"
     for row, values in ((p1, P1), (ap, AP)):
         ref = stats.ttest_rel(values["B"], values["A"])
         assert row["p_value"] == pytest.approx(ref.pvalue)
@@ -253,7 +253,7 @@ def test_cli_compare(files, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [(r["run"], r["measure"]) for r in rows] == [
         ("B.txt", "P_1"), ("B.txt", "map"), ("C.txt", "P_1"), ("C.txt", "map")]
-    assert rows[3]["delta"] == pytest.approx((7 / 12 - 5 / 6) / 3)
+    assert rows[3]["estimate"] == pytest.approx((7 / 12 - 5 / 6) / 3)
     rc = main(["compare", str(files["qrels"]), str(files["A"]), str(files["B"]), "-m", "P@1",
                "--test", "wilcoxn"])
     assert rc == 2
@@ -278,10 +278,10 @@ def test_compare_accepts_dicts():
     run_b = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}}   # P@1 = 1, 1
     single = compare(qrels, run_a, run_b, ["P@1"])
     assert single["run"].tolist() == ["run_b"] and single["baseline"].tolist() == ["run_a"]
-    assert single["delta"].iloc[0] == pytest.approx(0.5)
+    assert single["estimate"].iloc[0] == pytest.approx(0.5)
     named = compare(qrels, run_a, {"mine": run_b, "same": run_a}, ["P@1"], correction="none")
     assert named["run"].tolist() == ["mine", "same"]
-    assert named["delta"].tolist() == pytest.approx([0.5, 0.0])
+    assert named["estimate"].tolist() == pytest.approx([0.5, 0.0])
     assert named["p_value"].iloc[1] == 1.0
 
 
@@ -312,7 +312,7 @@ def test_missing_query_scores_as_trec_eval_c_golden():
     aqc, aq = _golden("out.test.aqc"), _golden("out.test.aq")
     df = compare(TREC / "qrels.test", TREC / "results.trunc", TREC / "results.test",
                  GOLDEN_MEASURES, correction="none").set_index("measure")
-    assert set(df.index) == set(GOLDEN_MEASURES) and (df["n_queries"] == 3).all()
+    assert set(df.index) == set(GOLDEN_MEASURES) and (df["n"] == 3).all()
     qids = ["301", "302", "303"]
     assert aqc[("num_rel", "302")] == 77 and aqc[("map", "302")] == 0
     for m in GOLDEN_MEASURES:
@@ -321,7 +321,7 @@ def test_missing_query_scores_as_trec_eval_c_golden():
         scale = 3 if m in TOTALS else 1  # per-query mean x 3 queries = trec_eval's total
         assert df.loc[m, "mean_a"] * scale == pytest.approx(aqc[(m, "all")], abs=6e-5), m
         assert df.loc[m, "mean_b"] * scale == pytest.approx(aq[(m, "all")], abs=6e-5), m
-        assert df.loc[m, "delta"] == pytest.approx(b.mean() - a.mean(), abs=6e-5), m
+        assert df.loc[m, "estimate"] == pytest.approx(b.mean() - a.mean(), abs=6e-5), m
         # golden per-query values carry 4 decimals: the p-value agrees to that precision
         # (num_rel is the same for both runs: no difference, p = 1 by compare's rule)
         expected_p = 1.0 if (a == b).all() else stats.ttest_rel(b, a).pvalue

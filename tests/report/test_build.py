@@ -26,14 +26,15 @@ def test_lower_is_better(metric, lower):
 
 def test_row_negates_lower_is_better_metrics_and_swaps_their_interval():
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"))
-    offline = pd.DataFrame([{"measure": "map", "delta": 0.1, "ci_low": 0.05, "ci_high": 0.15,
-                             "p_adjusted": 0.01}])
+    offline = pd.DataFrame([{"measure": "map", "estimate": 0.1, "ci_low": 0.05,
+                             "ci_high": 0.15, "p_value": 0.005, "p_adjusted": 0.01,
+                             "correction": "holm"}])
     ab = pd.DataFrame([
         # abandonment fell by 0.02 (an improvement), CTR rose by 0.03
-        {"metric": "abandonment_rate", "abs_diff": -0.02, "abs_ci_low": -0.035,
-         "abs_ci_high": -0.005, "p_adjusted": 0.02},
-        {"metric": "ctr", "abs_diff": 0.03, "abs_ci_low": 0.01, "abs_ci_high": 0.05,
-         "p_adjusted": 0.03},
+        {"metric": "abandonment_rate", "estimate": -0.02, "ci_low": -0.035,
+         "ci_high": -0.005, "p_value": 0.01, "p_adjusted": 0.02, "correction": "holm"},
+        {"metric": "ctr", "estimate": 0.03, "ci_low": 0.01, "ci_high": 0.05,
+         "p_value": 0.015, "p_adjusted": 0.03, "correction": "holm"},
     ])
     r = ExperimentReadout(exp, offline, ab=ab, srm={"mismatch": False})
     row = _row(r)
@@ -44,6 +45,20 @@ def test_row_negates_lower_is_better_metrics_and_swaps_their_interval():
     assert row["ab:ctr"] == pytest.approx(0.03)
     assert (row["ab:ctr_ci_low"], row["ab:ctr_ci_high"]) == pytest.approx((0.01, 0.05))
     assert row["offline:map"] == 0.1 and row["srm_mismatch"] is False
+    assert row["offline:map_p"] == 0.01 and row["ab:ctr_p"] == 0.03
+
+
+def test_row_reads_the_p_value_where_no_correction_applies():
+    # interleaving applies no correction: its p_adjusted is null and the row takes p_value
+    exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"))
+    offline = pd.DataFrame([{"measure": "map", "estimate": 0.1, "ci_low": 0.05,
+                             "ci_high": 0.15, "p_value": 0.005, "p_adjusted": 0.01,
+                             "correction": "holm"}])
+    il = pd.DataFrame([{"estimate": 0.12, "ci_low": 0.1, "ci_high": 0.14, "p_value": 0.004,
+                        "p_adjusted": float("nan"), "correction": None}])
+    row = _row(ExperimentReadout(exp, offline, interleaving=il))
+    assert (row["interleaving"], row["interleaving_ci_low"], row["interleaving_ci_high"],
+            row["interleaving_p"]) == (0.12, 0.1, 0.14, 0.004)
 
 
 @pytest.fixture
@@ -115,7 +130,7 @@ def test_interleaving_page_outcomes_computed_once_and_warnings_captured(
     il = e.interleaving.iloc[0]
     assert (il["team_a"], il["team_b"], il["wins_a"], il["wins_b"], il["ties"]) == \
         ("t", "c", 2, 1, 0)
-    assert il["delta_ab"] == pytest.approx((2 + 0 / 2) / 3 - 0.5)
+    assert il["estimate"] == pytest.approx((2 + 0 / 2) / 3 - 0.5)
     # per-query Δ_q of t against c: q1 one win each -> 0; q2 t's win -> +0.5. Offline Δ P@1
     # (t − c): q1 1 − 0 = +1, q2 1 − 1 = 0. Each query has a zero on one side: no direction
     w = e.within["interleaving Δ_q"]
@@ -226,4 +241,38 @@ def test_study_qrels_file_is_read_as_trec_eval_reads_it(interleaving_study):
     assert pq["control"].to_dict() == {"#q3": 0.0, "q1": 0.0, "q2": 1.0}
     assert pq["treatment"].to_dict() == {"#q3": 0.0, "q1": 1.0, "q2": 1.0}
     off = r.experiments[0].offline.iloc[0]
-    assert off["delta"] == pytest.approx((0 + 1 + 0) / 3)   # mean per-query P@1 delta
+    assert off["estimate"] == pytest.approx((0 + 1 + 0) / 3)   # mean per-query P@1 delta
+
+
+def test_an_unknown_team_gets_the_study_file_hint(interleaving_study):
+    # the readout refuses team_a with a typed error (UnknownTeamError), and the report adds
+    # how to name the teams in the study file
+    import dataclasses
+
+    from onlineeval.report import build_report
+
+    (exp,) = interleaving_study.experiments
+    study = dataclasses.replace(
+        interleaving_study, experiments=(dataclasses.replace(exp, treatment_team="zz"),))
+    with pytest.raises(OnlineEvalError) as err:
+        build_report(study)
+    message = str(err.value)
+    assert message.startswith("study.toml: experiment 'x': interleaving readout of ")
+    assert "team_a 'zz' is not a team of the interleaved pages; teams: c, t" in message
+    assert message.endswith("— the teams are the logs' results.team names: set control_team "
+                            "/ treatment_team of this experiment in the study file")
+
+
+def test_other_interleaving_errors_get_no_team_hint(interleaving_study):
+    # a log without results.team mentions "team" in its message; the old report matched the
+    # message's text and told the user to rename the teams, which cannot help here
+    from onlineeval.report import build_report
+
+    (exp,) = interleaving_study.experiments
+    results = exp.interleaving_logs / "results.csv"
+    pd.read_csv(results).drop(columns="team").to_csv(results, index=False)
+    with pytest.raises(OnlineEvalError) as err:
+        build_report(interleaving_study)
+    message = str(err.value)
+    assert "interleaving needs results.team" in message
+    assert "control_team / treatment_team" not in message

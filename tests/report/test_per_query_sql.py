@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 import onlineeval
-from onlineeval.interleaving.outcomes import page_outcomes
-from onlineeval.report.build import _per_query_interleaving
+from onlineeval.report.build import _per_query_ab, _per_query_interleaving
 from onlineeval.study import Experiment
 
 
@@ -41,8 +40,7 @@ def logs():
 def test_per_query_delta_by_hand(logs):
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), interleaving_experiment="e",
                      control_team="C", treatment_team="T")
-    page_outcomes(logs, "e")  # the report's readout stores them before the per-query SQL
-    df = _per_query_interleaving(exp, logs).set_index("qid")
+    df = _per_query_interleaving(exp, logs).table.set_index("qid")
     assert df.loc["q1", ["pages", "wins_t", "wins_o", "ties"]].tolist() == [3, 1, 1, 1]
     assert df.loc["q1", "delta_q"] == pytest.approx((1 + 0.5) / 3 - 0.5)
     assert df.loc["q2", ["pages", "wins_t", "wins_o", "ties"]].tolist() == [2, 1, 0, 0]
@@ -51,7 +49,7 @@ def test_per_query_delta_by_hand(logs):
     # from the other team's side every delta flips
     flipped = Experiment("e", Path("q"), Path("c.run"), Path("t.run"),
                          interleaving_experiment="e", control_team="T", treatment_team="C")
-    other = _per_query_interleaving(flipped, logs).set_index("qid")
+    other = _per_query_interleaving(flipped, logs).table.set_index("qid")
     assert other.loc["q2", "delta_q"] == pytest.approx(-0.5)
 
 
@@ -80,8 +78,7 @@ def test_multileaved_pages_count_only_the_studied_pair():
     logs = onlineeval.load_logs(searches=searches, results=results, clicks=clicks)
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), interleaving_experiment="e",
                      control_team="C", treatment_team="T")
-    page_outcomes(logs, "e")
-    df = _per_query_interleaving(exp, logs)
+    df = _per_query_interleaving(exp, logs).table
     assert df["qid"].tolist() == ["q1", "q2"] and set(df["other_team"]) == {"C"}
     df = df.set_index("qid")
     assert df.loc["q1", ["pages", "wins_t", "wins_o", "ties"]].tolist() == [2, 1, 0, 0]
@@ -91,8 +88,6 @@ def test_multileaved_pages_count_only_the_studied_pair():
 
 
 def test_per_query_ab_ctr_by_hand():
-    from onlineeval.report.build import _per_query_ab
-
     ts = pd.Timestamp("2026-01-01 10:00")
     # q1: control 2 searches (1 clicked), treatment 1 search (clicked twice)
     # q2: control 1 search without click, treatment none; another experiment's search ignored
@@ -107,7 +102,7 @@ def test_per_query_ab_ctr_by_hand():
                            "ts": [ts + pd.Timedelta(minutes=i, seconds=3) for i in (0, 2, 2, 4)]})
     logs = onlineeval.load_logs(searches=searches, clicks=clicks)
     exp = Experiment("e", Path("q"), Path("c.run"), Path("t.run"), ab_experiment="e")
-    df = _per_query_ab(exp, logs).set_index("qid")
+    df = _per_query_ab(exp, logs).table.set_index("qid")
     assert df.loc["q1", ["searches_control", "clicked_control", "searches_treatment",
                          "clicked_treatment"]].tolist() == [2, 1, 1, 1]
     assert df.loc["q1", "ctr_delta"] == pytest.approx(1 - 1 / 2)

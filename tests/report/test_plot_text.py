@@ -42,8 +42,8 @@ def test_names_with_dollars_and_underscores_are_drawn_literally(drawn) -> None:
     assert plots.position_ctr_curves(curves)
     ab = pd.DataFrame({
         "experiment": [DOLLARS, BROKEN], "variant": ["treatment", "_t$2$"],
-        "metric": ["ctr", "ctr"], "abs_diff": [0.01, -0.02], "abs_ci_low": [0.0, -0.03],
-        "abs_ci_high": [0.02, -0.01], "significant": [True, False],
+        "metric": ["ctr", "ctr"], "estimate": [0.01, -0.02], "ci_low": [0.0, -0.03],
+        "ci_high": [0.02, -0.01], "significant": [True, False],
         "srm_mismatch": [False, False],
     })
     assert plots.forest_ab(ab, ["ctr"])

@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from onlineeval.agreement import PerQueryOnline
 from onlineeval.report import SECTIONS, build, render_html, report_dict, write_report
+from onlineeval.stats.results import ComparisonResult, comparison_frame
 
 # experiment -> (offline delta, interleaving delta, A/B ctr diff, A/B abandonment diff)
 FAKE = {
@@ -70,54 +72,71 @@ def study_file(tmp_path):
     return p
 
 
+def _result(estimate, half, p, p_adjusted=None, correction="holm", n=50, unit="query",
+            units=None):
+    """A result of the shared shape around ``estimate`` (±``half``)."""
+    return ComparisonResult(
+        estimate=estimate, ci_low=estimate - half, ci_high=estimate + half, ci_level=0.95,
+        p_value=p, p_adjusted=float("nan") if p_adjusted is None else p_adjusted,
+        correction=None if p_adjusted is None else correction,
+        family_size=None if p_adjusted is None else 2, test="t", n=n,
+        units_control=n if units is None else units[0],
+        units_treatment=n if units is None else units[1], unit=unit)
+
+
 def _fake_offline(study, exp, cache=None):
     d = FAKE[exp.name][0]
-    rows = []
+    lead, results, extra = [], [], []
     for k, m in enumerate(study.measures):
         delta = d * (1 + k)
-        rows.append({"baseline": "c", "run": "t", "measure": m, "n_queries": 50,
-                     "mean_a": 0.5, "mean_b": 0.5 + delta, "delta": delta,
-                     "ci_low": delta - 0.03, "ci_high": delta + 0.03, "p_value": 0.01,
-                     "p_adjusted": 0.02 if abs(d) > 0.05 else 0.6,
-                     "significant": abs(d) > 0.05, "effect_size": 0.4, "test": "t"})
+        lead.append({"baseline": "c", "run": "t", "measure": m, "mean_a": 0.5,
+                     "mean_b": 0.5 + delta})
+        results.append(_result(delta, 0.03, 0.01, 0.02 if abs(d) > 0.05 else 0.6))
+        extra.append({"significant": abs(d) > 0.05, "effect_size": 0.4})
     pq = pd.DataFrame({"qid": ["q1", "q2", "q3", "q4"], "control": [0.5, 0.4, 0.3, 0.2]})
     pq["treatment"] = pq["control"] + np.array([1, 1, -1, 0.0]) * d
     pq["delta"] = pq["treatment"] - pq["control"]
-    return pd.DataFrame(rows), pq
+    return comparison_frame(lead, results, extra), pq
 
 
 def _fake_ab(study, exp, logs):
     _, _, ctr, ab = FAKE[exp.name]
-    rows = []
+    lead, results, extra = [], [], []
     for metric, diff in (("ctr", ctr), ("abandonment_rate", ab)):
-        rows.append({"metric": metric, "variant": "treatment", "control_value": 0.5,
-                     "treatment_value": 0.5 + diff, "abs_diff": diff,
-                     "abs_ci_low": diff - 0.005, "abs_ci_high": diff + 0.005,
-                     "rel_diff": diff / 0.5, "rel_ci_low": 0.0, "rel_ci_high": 0.0,
-                     "p_value": 0.001, "p_adjusted": 0.002, "significant": True,
-                     "units_control": 1000, "units_treatment": 990})
+        lead.append({"metric": metric, "variant": "treatment", "control_value": 0.5,
+                     "treatment_value": 0.5 + diff})
+        results.append(_result(diff, 0.005, 0.001, 0.002, n=1990, unit="user_id",
+                               units=(1000, 990)))
+        extra.append({"rel_diff": diff / 0.5, "rel_ci_low": 0.0, "rel_ci_high": 0.0,
+                      "significant": True})
     mismatch = exp.name == "tiny"
     srm = {"statistic": 12.0, "p_value": 1e-4 if mismatch else 0.8,
            "units": {"control": 1000, "treatment": 990}, "mismatch": mismatch}
-    return pd.DataFrame(rows), srm, "SRM: p = 0.0001" if mismatch else "no SRM"
+    return (comparison_frame(lead, results, extra), srm,
+            "SRM: p = 0.0001" if mismatch else "no SRM")
 
 
 def _fake_il(study, exp, logs):
     d = FAKE[exp.name][1]
-    return pd.DataFrame([{
-        "experiment": exp.name, "team_a": exp.treatment_team, "team_b": exp.control_team,
-        "impressions": 500, "impressions_with_clicks": 300, "wins_a": 150, "wins_b": 120,
-        "ties": 30, "delta_ab": d, "share_a": 0.55, "p_value": 0.01 if abs(d) > 0.04 else 0.7,
-        "ci_low": d - 0.02, "ci_high": d + 0.02, "winner": None}])
+    lead = [{"experiment": exp.name, "team_a": exp.treatment_team,
+             "team_b": exp.control_team, "impressions": 500, "impressions_with_clicks": 300,
+             "wins_a": 150, "wins_b": 120, "ties": 30}]
+    result = _result(d, 0.02, 0.01 if abs(d) > 0.04 else 0.7, n=80, unit="user")
+    return comparison_frame(lead, [result], [{"share_a": 0.55, "winner": None}])
 
 
 def _fake_pq_il(exp, logs):
     d = FAKE[exp.name][1]
-    return pd.DataFrame({"qid": ["q1", "q2", "q3", "q5"], "delta_q": [d, d, -d, 0.1]})
+    return PerQueryOnline(pd.DataFrame({"qid": ["q1", "q2", "q3", "q5"],
+                                        "delta_q": [d, d, -d, 0.1]}),
+                          "delta_q", ("pages",), "pages", "with no click")
 
 
 def _fake_pq_ab(exp, logs):
-    return pd.DataFrame({"qid": ["q1", "q2", "q4"], "ctr_delta": [0.1, -0.1, 0.0]})
+    return PerQueryOnline(pd.DataFrame({"qid": ["q1", "q2", "q4"],
+                                        "ctr_delta": [0.1, -0.1, 0.0]}),
+                          "ctr_delta", ("searches_control", "searches_treatment"),
+                          "searches", "in one arm only")
 
 
 def _fake_curves(exp, logs, cache=None):

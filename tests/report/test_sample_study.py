@@ -127,7 +127,7 @@ def test_report_renders_every_section_with_its_plot(run):
 def test_aa_pair_shows_no_offline_difference(run):
     report, _, _ = run
     aa = next(r for r in report.experiments if r.experiment.name == "s100_vs_s100")
-    assert (aa.offline["delta"] == 0).all() and (aa.offline["p_value"] == 1).all()
+    assert (aa.offline["estimate"] == 0).all() and (aa.offline["p_value"] == 1).all()
     for w in aa.within.values():
         assert w["n_zero"] == w["n"]
 

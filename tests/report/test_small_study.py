@@ -42,9 +42,9 @@ def test_tiny_study_end_to_end(study):
     e = r.experiments[0]
     # P@1: control 0 (q1), 1 (q2); treatment 1, 1
     p1 = e.offline.set_index("measure").loc["P_1"]
-    assert (p1["mean_a"], p1["mean_b"], p1["delta"]) == pytest.approx((0.5, 1.0, 0.5))
+    assert (p1["mean_a"], p1["mean_b"], p1["estimate"]) == pytest.approx((0.5, 1.0, 0.5))
     rr = e.offline.set_index("measure").loc["recip_rank"]
-    assert rr["delta"] == pytest.approx(((1 - 0.5) + 0) / 2)
+    assert rr["estimate"] == pytest.approx(((1 - 0.5) + 0) / 2)
     ctr = e.ab.set_index("metric").loc["ctr"]
     assert (ctr["control_value"], ctr["treatment_value"]) == pytest.approx((0.25, 0.75))
     assert r.table.loc[0, "ab:ctr"] == pytest.approx(0.5)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from onlineeval import queries
 from onlineeval.atomic import temp_path
 from onlineeval.progress import Progress
 from onlineeval.queries import quote_ident
@@ -135,14 +136,12 @@ class TableWriter:
                 empty = pd.DataFrame({c: pd.Series([], dtype="string") for c in cols})
                 self._insert(table, empty)
             rel = self.con.table(table)
-            total = self.con.execute(f"SELECT count(*) FROM {_quote(table)}").fetchall()[0][0]
+            q = queries.load("logs/column_counts")
+            *counts, total = self.con.execute(
+                q.render(table=[table], columns=[str(c) for c in cols])).fetchall()[0]
             keep = cols
             if total:
                 # a column that is entirely null is absent from the source: leave it out
-                counts = self.con.execute(
-                    "SELECT " + ", ".join(f"count({_quote(c)})" for c in cols)
-                    + f" FROM {_quote(table)}"
-                ).fetchall()[0]
                 keep = [c for c, n in zip(cols, counts, strict=True) if n > 0]
             path = outdir / f"{table}.parquet"
             with temp_path(path) as tmp:

@@ -1,7 +1,8 @@
--- name: interleaving/summary
--- computes: the interleaving outcome per experiment and ranker pair, entirely in SQL (the
---   Python readout computes the same numbers from interleaving/user_stats and adds the sign
---   test and the bootstrap CI; the tests check the two agree).
+-- name: tests/interleaving/summary_oracle (a test oracle, not part of the package)
+-- computes: the interleaving outcome per experiment and ranker pair, entirely in SQL, written
+--   independently of the package's one definition of the preference
+--   (onlineeval.interleaving.significance.preference), so that the tests can compare the
+--   readout's numbers (from interleaving/user_stats) with a second implementation.
 -- grain: one row per (experiment, {{by}}, team_a, team_b)
 -- params: none
 -- identifiers: by

@@ -1,0 +1,64 @@
+"""One opened log table on its way through the loader: source, column mapping, conversions.
+
+Shared by :mod:`onlineeval.logs.load` (which opens tables and makes their views) and
+:mod:`onlineeval.logs.validate` (which checks them), so that neither imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from onlineeval.logs import casting
+from onlineeval.logs.sources import Source
+
+#: names the loader gives its own views, tables and columns start with this; a source column
+#: may not
+PREFIX = "_oe_"
+
+
+@dataclass
+class Table:
+    """One opened table: its source, mapped columns, conversions and view names."""
+
+    name: str
+    source: Source
+    columns: dict[str, str]  # canonical or extra output name -> source column
+    conversions: dict[str, casting.Conversion] = field(default_factory=dict)
+    extras: list[str] = field(default_factory=list)
+    types: dict[str, str] = field(default_factory=dict)  # canonical name -> SQL type
+    # rows read, and non-null values of each checked optional column (set by validation)
+    rows: int = 0
+    non_null: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def raw(self) -> str:
+        """The source as DuckDB reads it (source column names and types)."""
+        return f"{PREFIX}raw_{self.name}"
+
+    @property
+    def check(self) -> str:
+        """The typed columns plus, per value-checked column, a flag ``_oe_bad_<col>`` (the
+        source value cannot be read as its kind) and the source value ``_oe_src_<col>``."""
+        return f"{PREFIX}check_{self.name}"
+
+    @property
+    def typed(self) -> str:
+        """Canonical names and types (a column the source lacks is NULL)."""
+        return f"{PREFIX}typed_{self.name}"
+
+    @property
+    def flagged(self) -> str:
+        """The check view with ``_oe_null``: the row lacks a required value."""
+        return f"{PREFIX}flagged_{self.name}"
+
+    @property
+    def classified(self) -> str:
+        """Every row with ``_oe_reason``, why it is excluded (NULL: kept)."""
+        return f"{PREFIX}classified_{self.name}"
+
+    def has(self, column: str) -> bool:
+        return column in self.conversions
+
+    def checked(self) -> list[str]:
+        """The canonical columns whose source values are checked (``_oe_bad_<col>``)."""
+        return [c for c, conv in self.conversions.items() if conv.checked]
