@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,3 +46,54 @@ def tty_stderr(monkeypatch: pytest.MonkeyPatch) -> Callable[[], FakeTTY]:
         return tty
 
     return install
+
+
+# --- the bundled sample study, built once per test session ----------------------------------
+#
+# Building its report (ten experiments: offline tests, A/B and interleaving readouts, per-query
+# agreement) is the most expensive setup of the suite; every test that reads it shares one
+# build. Under pytest-xdist, the tests using these fixtures carry
+# ``pytest.mark.xdist_group("sample_study")`` so that ``--dist loadgroup`` runs them on one
+# worker, which builds it once.
+
+SAMPLE_STUDY = Path(__file__).resolve().parents[1] / "sample_logs" / "study.toml"
+
+
+@dataclass(frozen=True)
+class SampleStudy:
+    """The sample study's report, and the report.html / report.json written from it."""
+
+    report: Any
+    html: str
+    data: dict
+    directory: Path
+
+
+@pytest.fixture(scope="session")
+def sample_report() -> Any:
+    """``build_report(sample_logs/study.toml)``; treat it as read-only."""
+    from onlineeval.report import build_report
+
+    return build_report(SAMPLE_STUDY)
+
+
+@pytest.fixture(scope="session")
+def sample_study(sample_report: Any, tmp_path_factory: pytest.TempPathFactory) -> SampleStudy:
+    """``write_report`` of the sample study, computed by the session's one build."""
+    import onlineeval.report as report_module
+
+    out = tmp_path_factory.mktemp("sample-study")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report_module, "build_report", lambda study: sample_report)
+        report = report_module.write_report(SAMPLE_STUDY, out / "report.html",
+                                            out / "report.json")
+    assert report is sample_report
+    return SampleStudy(report, (out / "report.html").read_text(encoding="utf-8"),
+                       json.loads((out / "report.json").read_text(encoding="utf-8")), out)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that use the sample study (directly or through another fixture) share a group."""
+    for item in items:
+        if {"sample_study", "sample_report"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("sample_study"))

@@ -1,4 +1,4 @@
-"""The API namespace: every dotted path the README shows works after a plain
+"""The API namespace: every dotted path README.md and docs/ show works after a plain
 ``import onlineeval``, and a name that is a module is that module in every import order
 (callable where it shares its name with its main function; see onlineeval.namespace)."""
 
@@ -12,10 +12,15 @@ from pathlib import Path
 
 import onlineeval
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 # the paths the issue names, whatever the README says today
 NAMED = ["onlineeval.agreement.tau_matrix", "onlineeval.simulate.ClickModel",
          "onlineeval.offline.compare"]
+# named by docs/architecture.md before they exist: the offline measures reference generator
+# lands with the engine refactor (checked as soon as its module is there)
+PENDING = {"onlineeval.offline.measures.docs": ROOT / "onlineeval" / "offline" / "measures"
+           / "docs.py"}
 
 
 def _python(code: str) -> str:
@@ -25,13 +30,13 @@ def _python(code: str) -> str:
 
 
 def readme_paths() -> list[str]:
-    """Every ``onlineeval.x.y`` in the README (prose and code), and every name a
+    """Every ``onlineeval.x.y`` in README.md and docs/ (prose and code), and every name a
     ``from onlineeval.x import a, b`` line there imports, as a dotted path."""
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
     paths = set(re.findall(r"(?<![\w./-])onlineeval(?:\.[A-Za-z_]\w*)+", text))
     for module, names in re.findall(r"from (onlineeval(?:\.\w+)*) import ([\w ,]+)", text):
         paths.update(f"{module}.{n.strip()}" for n in names.split(",") if n.strip())
-    return sorted(paths)
+    return sorted(p for p in paths if p not in PENDING or PENDING[p].exists())
 
 
 def test_the_readme_shows_dotted_paths() -> None:

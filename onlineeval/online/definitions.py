@@ -10,7 +10,8 @@ name. Per randomization unit (A/B tests), the same sums taken per user give the 
 one of the listed ``table.column`` is available in the log (see :func:`available`). Otherwise
 the metric is NULL and :func:`onlineeval.online.online_metrics` warns, naming the columns.
 
-The CLI help, the README table and the tests all read :data:`METRICS`; its order is the
+The CLI help, the generated reference (docs/reference/online-metrics.md, written by
+:mod:`onlineeval.online.reference`) and the tests all read :data:`METRICS`; its order is the
 column order of ``online_metrics``.
 """
 

@@ -21,6 +21,7 @@ def _splits(n_units, seed):
     return order < n_units // 2  # True = "treatment", exactly half the units
 
 
+@pytest.mark.slow
 def test_aa_false_positive_rate_delta_method_vs_naive_per_search(aa_population):
     data, units = aa_population
     cols = [data.col("has_click"), data.col("searches")]
@@ -47,6 +48,7 @@ def test_aa_false_positive_rate_delta_method_vs_naive_per_search(aa_population):
     assert naive_rate > 1.5 * delta_rate
 
 
+@pytest.mark.slow
 def test_aa_false_positive_rate_welch_per_unit_mean(aa_population):
     data, units = aa_population
     v = units[:, [data.col("n_clicks")]]
@@ -55,6 +57,7 @@ def test_aa_false_positive_rate_welch_per_unit_mean(aa_population):
     assert 0.035 <= np.mean(res.p_value < 0.05) <= 0.065
 
 
+@pytest.mark.slow
 def test_known_effect_detected_and_covered():
     # fresh populations per repeat; an additive click-probability effect delta with the
     # number of searches independent of the propensity, so the true CTR difference is delta
@@ -101,6 +104,7 @@ def _small_sample_rates(units, n, splits, seed):
     return t_rej / tested, z_rej / tested, ratio_var
 
 
+@pytest.mark.slow
 def test_small_samples_why_the_readout_needs_50_units(aa_population):
     # The README's and onlineeval.abtest.readout's figures for the minimum of 50 units per
     # arm: A/A re-splits of n users per arm from the simulated population, CTR. The t

@@ -55,7 +55,15 @@ def _per_query_interleaving(exp: Experiment, logs):
 
 
 def _read(logdir: Path) -> dict[str, pd.DataFrame]:
-    return {t: pd.read_parquet(logdir / f"{t}.parquet") for t in ("searches", "results", "clicks")}
+    tables = {t: pd.read_parquet(logdir / f"{t}.parquet")
+              for t in ("searches", "results", "clicks")}
+    # text as Python objects: pandas' isin on Arrow-backed strings converts every value it
+    # looks for to an Arrow scalar one by one (seconds per call at this size)
+    for df in tables.values():
+        for col in df.columns:
+            if pd.api.types.is_string_dtype(df[col]):
+                df[col] = df[col].astype(object)
+    return tables
 
 
 def _ab_by_hand(tables: dict[str, pd.DataFrame], experiment: str, control: str,

@@ -137,18 +137,6 @@ def test_interleave_lists_names_the_query_of_a_duplicate_document(tmp_path, caps
     assert "query q7" in err and "a.run" in err and "twice" in err
 
 
-def test_readme_example_is_the_real_output(capsys):
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    cmd = "onlineeval interleave sample_logs/interleaving --experiment s200_vs_s100"
-    assert main(["interleave", str(root / "sample_logs" / "interleaving"),
-                 "--experiment", "s200_vs_s100"]) == 0
-    out = capsys.readouterr().out
-    assert f"```text\n$ {cmd}\n{out}```" in readme
-
-
 def test_interleave_matrix_with_a_breakdown_gives_one_matrix_per_cell(log_dir, capsys):
     # e1 by day (hand-computed, see conftest): day 1 pages p1-p6 -> x wins 2, y 1, 1 tie:
     # Δ = 2.5 / 4 - 0.5 = 0.125; day 2 page p7 -> x wins: Δ = 0.5

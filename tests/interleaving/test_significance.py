@@ -156,6 +156,7 @@ def _null_experiment(rng, users, heavy):
     return wa, pages - ties - wa, ties
 
 
+@pytest.mark.slow
 def test_user_test_is_calibrated_where_the_page_sign_test_is_not():
     # The figures of onlineeval.interleaving.significance: rejection rates at alpha = 0.05
     # on 2,000 no-preference experiments each (seeded)

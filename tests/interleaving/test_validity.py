@@ -36,6 +36,7 @@ def _wins(out: dict[str, np.ndarray], shape: tuple[int, int]) -> tuple[np.ndarra
     return (a > b).sum(1), (b > a).sum(1), ((a == b) & (a > 0)).sum(1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pages_per_user", [1, 4])
 def test_aa_false_positive_rate_is_within_the_binomial_bound_of_alpha(world, pages_per_user):
     # pages_per_user=4: users with their own click propensity see several pages each
@@ -50,6 +51,7 @@ def test_aa_false_positive_rate_is_within_the_binomial_bound_of_alpha(world, pag
     assert lo <= rejected <= hi, rejected
 
 
+@pytest.mark.slow
 def test_aa_bootstrap_interval_covers_zero_at_its_level(world):
     collection, runs = world
     experiments, pages, per_user = 300, 400, 4  # 100 users, 4 correlated pages each

@@ -102,21 +102,6 @@ def test_chunked_writing_gives_the_same_tables(tmp_path: Path, fmt: str, path: P
             assert ra.types == rb.types and ra.fetchall() == rb.fetchall()
 
 
-def test_readme_convert_example_is_what_the_command_prints(tmp_path: Path, capsys) -> None:
-    """The README's `onlineeval convert` example, run for real (output dir renamed)."""
-    lines = (Path(__file__).resolve().parents[2] / "README.md").read_text(
-        encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines)
-                 if line.startswith("$ onlineeval convert --from yandex-wscd "))
-    end = lines.index("```", start)
-    argv = lines[start].removeprefix("$ onlineeval ").split()
-    assert argv[-1] == "/tmp/yx" and argv[-2] == "tests/data/yandex_wscd/testSample.head5000"
-    out = tmp_path / "yx"
-    assert main([*argv[:-2], str(YANDEX), str(out)]) == 0
-    printed = capsys.readouterr().out.replace(str(out), "/tmp/yx").splitlines()
-    assert printed == lines[start + 1:end]
-
-
 def test_writer_treats_column_names_with_quotes_and_sql_as_data(tmp_path: Path) -> None:
     import duckdb
     import pandas as pd

@@ -254,14 +254,6 @@ def test_file_backed_connection_gets_only_temporary_objects(tiny_dir, tmp_path):
     assert persistent == []
 
 
-def test_readme_shows_the_real_summary(tiny_dir):
-    """The README's example summary is the loader's actual output for the tiny log."""
-    readme = (tiny_dir.parents[3] / "README.md").read_text(encoding="utf-8")
-    summary = onlineeval.load_logs(tiny_dir).report.summary()
-    expected = summary.replace(str(tiny_dir), "tests/data/logs/tiny")
-    assert f"```text\n{expected}\n```" in readme
-
-
 # --- excluded rows reach Python users as a warning ------------------------------------------
 
 def _excluded_warnings(caught):

@@ -353,19 +353,6 @@ def test_compare_is_quiet_off_a_terminal(files, capsys):
     assert captured.out == "" and captured.err == ""
 
 
-def test_readme_compare_example_is_what_the_command_prints(capsys):
-    from onlineeval.cli import main
-
-    root = Path(__file__).resolve().parents[2]
-    lines = (root / "README.md").read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("$ onlineeval compare "))
-    end = lines.index("```", start)
-    argv = lines[start].removeprefix("$ onlineeval ").split()
-    argv = [str(root / a) if a.startswith("sample_logs/") else a for a in argv]
-    assert main(argv) == 0
-    assert capsys.readouterr().out.splitlines() == lines[start + 1:end]
-
-
 # --------------------------------------------------------------------------- which run is bad
 
 _QRELS = {"1": {"a": 1, "b": 0}, "2": {"a": 1, "c": 1}}

@@ -1,5 +1,6 @@
 """Audit of what users read: every number of the sample study's HTML report against the
-public Python API, and the CLI's output formats and README examples.
+public Python API, and the CLI's output formats (the examples of README.md and docs/ are run
+by tests/test_docs.py).
 
 The HTML is parsed with :mod:`html.parser` (tables cell by cell, the per-query agreement lines
 and the headline by regular expression) and each shown number is compared with the value the
@@ -183,12 +184,11 @@ def _lower_is_better(metric: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def audit(tmp_path_factory):
-    out = tmp_path_factory.mktemp("audit")
-    report = write_report(STUDY, out / "report.html", out / "report.json")
+def audit(sample_study):
+    # the report as written by write_report (tests/conftest.py builds it once per session)
+    report, data = sample_study.report, sample_study.data
     page = _Page()
-    page.feed((out / "report.html").read_text(encoding="utf-8"))
-    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    page.feed(sample_study.html)
 
     study = read_study(STUDY)
     ab_logs = onlineeval.load_logs(SAMPLE / "ab")
@@ -388,7 +388,10 @@ def test_headline_large_margin_equals_the_api(audit):
 
 @functools.cache
 def _parquet(part: str, table: str) -> pd.DataFrame:
-    return pd.read_parquet(SAMPLE / part / f"{table}.parquet")
+    df = pd.read_parquet(SAMPLE / part / f"{table}.parquet")
+    # text as Python objects: pandas' isin on Arrow-backed strings converts every value it
+    # looks for to an Arrow scalar one by one
+    return df.astype({c: object for c in df.columns if pd.api.types.is_string_dtype(df[c])})
 
 
 def _online_per_query(exp) -> tuple[pd.Series, pd.Series]:
@@ -624,46 +627,7 @@ def test_cli_errors_are_one_line_on_stderr_with_exit_2(argv, capsys, monkeypatch
     assert all(line.startswith(("loaded ", "  ")) for line in others), others
 
 
-# --- README example outputs ------------------------------------------------------------------
-
-README = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-
-
-def _readme_block(first_line: str) -> list[str]:
-    start = README.index(first_line) + 1
-    end = README.index("```", start)
-    return README[start:end]
-
-
-def test_readme_online_examples_are_the_real_output(capsys, monkeypatch):
-    block = _readme_block("$ onlineeval online sample_logs/ab")
-    blank = [i for i, line in enumerate(block) if not line]
-    online, positions, top = block[:blank[0]], block[blank[0] + 1:blank[1]], block[blank[1] + 1:]
-    code, out, err = _cli(["online", "sample_logs/ab"], capsys, monkeypatch)
-    assert (err + out).splitlines() == online
-    assert positions[0] == "$ onlineeval positions sample_logs/ab --by variant | head -4"
-    code, out, _ = _cli(["positions", "sample_logs/ab", "--by", "variant"], capsys, monkeypatch)
-    assert out.splitlines()[:4] == positions[1:]
-    assert top[0] == "$ onlineeval top-queries sample_logs/ab -n 3"
-    code, out, _ = _cli(["top-queries", "sample_logs/ab", "-n", "3"], capsys, monkeypatch)
-    assert out.splitlines() == top[1:]
-
-
-def test_readme_yandex_online_example_is_the_real_output(tmp_path, capsys, monkeypatch):
-    """Was stale: the README showed a 'variant' column of None with a warning about grouping
-    by it, and <NA> for sessions; the command now prints neither."""
-    from onlineeval.cli import main
-
-    monkeypatch.chdir(ROOT)
-    out_dir = tmp_path / "yx"
-    assert main(["convert", "--from", "yandex-wscd",
-                 "tests/data/yandex_wscd/testSample.head5000", str(out_dir)]) == 0
-    capsys.readouterr()
-    assert main(["online", str(out_dir)]) == 0
-    got = capsys.readouterr()
-    printed = (got.err + got.out).replace(str(out_dir), "/tmp/yx").splitlines()
-    assert printed == _readme_block("$ onlineeval online /tmp/yx")
-
+# --- more CLI output formats (the README's and docs' examples: tests/test_docs.py) -------------
 
 def test_cli_entry_point_prints_json_only(tmp_path):
     """Through the installed console script (a real process): nothing but JSON on stdout."""

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from onlineeval.report import SECTIONS, write_report
+from onlineeval.report import SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_logs"
@@ -25,11 +25,9 @@ STUDY = SAMPLE / "study.toml"
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sample")
-    report = write_report(STUDY, out / "report.html", out / "report.json")
-    return report, (out / "report.html").read_text(encoding="utf-8"), json.loads(
-        (out / "report.json").read_text())
+def run(sample_study):
+    # write_report of the sample study (tests/conftest.py builds it once per session)
+    return sample_study.report, sample_study.html, sample_study.data
 
 
 def _margins() -> dict[str, float]:
@@ -153,12 +151,10 @@ def test_ab_deltas_in_the_table_recounted_from_the_logs(run):
             -(ab["treatment"] - ab["control"]))
 
 
-def test_experiments_csv_is_the_reports_interleaving_table(run, capsys):
-    """sample_logs/experiments.csv (the README's `onlineeval agree` input) holds exactly the
-    report's offline Δ and interleaving Δ_AB per pair, and the README shows what agree prints
-    on it."""
-    from onlineeval.cli import main
-
+def test_experiments_csv_is_the_reports_interleaving_table(run):
+    """sample_logs/experiments.csv (the input of the `onlineeval agree` example in
+    docs/agreement.md, which tests/test_docs.py runs) holds exactly the report's offline Δ and
+    interleaving Δ_AB per pair."""
     report, _, _ = run
     csv = pd.read_csv(SAMPLE / "experiments.csv").set_index("experiment")
     t = report.table.set_index("experiment")
@@ -167,24 +163,13 @@ def test_experiments_csv_is_the_reports_interleaving_table(run, capsys):
                      ("offline_p", "offline:ndcg_cut_10_p"), ("online_p", "interleaving_p")):
         np.testing.assert_allclose(csv[col].to_numpy(), t[src].to_numpy(), rtol=1e-12,
                                    atol=0, err_msg=col)
-    assert main(["agree", str(SAMPLE / "experiments.csv")]) == 0
-    printed = capsys.readouterr().out.splitlines()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    start = readme.index("$ onlineeval agree sample_logs/experiments.csv") + 1
-    shown = readme[start:readme.index("...", start)]
-    assert len(shown) > 5 and printed[:len(shown)] == shown
 
 
-def test_readme_demo_summary_is_what_the_report_prints(run):
-    from onlineeval.cli.report import summary_text
-
+def test_the_disagreement_the_docs_name_is_the_reports(run):
+    """docs/agreement.md names the one pair where offline and interleaving disagree, with its
+    numbers (the demo's summary above it is run by tests/test_docs.py)."""
     report, _, _ = run
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    start = readme.index("$ onlineeval demo") + 1
-    end = next(i for i in range(start, len(readme)) if readme[i].startswith("report: "))
-    assert summary_text(report).splitlines() == readme[start:end]
-    # the disagreement the README names, with its numbers
+    page = " ".join((ROOT / "docs" / "agreement.md").read_text(encoding="utf-8").split())
     row = report.table.set_index("experiment").loc["s100_vs_s080"]
-    assert f"+{row['offline:ndcg_cut_10']:.3f} NDCG@10" in " ".join(readme)
-    assert f"Δ_AB = −{abs(row['interleaving']):.3f}, p = {row['interleaving_p']:.2f}" in \
-        " ".join(readme)
+    assert f"`s100_vs_s080`: +{row['offline:ndcg_cut_10']:.3f} NDCG@10" in page
+    assert f"Δ_AB = −{abs(row['interleaving']):.3f}, p = {row['interleaving_p']:.2f}" in page

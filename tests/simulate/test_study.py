@@ -195,21 +195,3 @@ def test_ranker_names_must_be_file_names(tmp_path: Path, name: str) -> None:
         simulate(tmp_path / "x", 1, rankers={name: 1.0, "ok": 0.5}, pairs=(Pair("ok", "ok"),),
                  users_per_experiment=5)
     assert not (tmp_path / "x").exists()
-
-
-def test_readme_simulate_example_is_what_the_command_prints(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture
-                                                              ) -> None:
-    """The README's `onlineeval simulate` example table, run for real (outdir renamed); the
-    progress/summary line goes to stderr, so stdout is exactly the table."""
-    lines = (Path(__file__).resolve().parents[2] / "README.md").read_text(
-        encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("$ onlineeval simulate "))
-    end = lines.index("```", start)
-    argv = lines[start].removeprefix("$ onlineeval ").split()
-    assert argv[1] == "/tmp/study"
-    argv[1] = str(tmp_path / "study")
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    assert captured.out.splitlines() == lines[start + 1:end]
-    assert captured.err.startswith(f"wrote {tmp_path / 'study'}: qrels.txt")
