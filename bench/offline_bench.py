@@ -230,16 +230,7 @@ def work_onlineeval(qrels_path: str, run_path: str) -> dict[str, dict[str, float
 def work_pytrec_eval(qrels_path: str, run_path: str) -> dict[str, dict[str, float]]:
     import pytrec_eval
 
-    qrels: dict[str, dict[str, int]] = {}
-    with open(qrels_path) as f:
-        for line in f:
-            q, _, d, r = line.split()
-            qrels.setdefault(q, {})[d] = int(r)
-    run: dict[str, dict[str, float]] = {}
-    with open(run_path) as f:
-        for line in f:
-            q, _, d, _, s, _ = line.split()
-            run.setdefault(q, {})[d] = float(s)
+    qrels, run = read_dicts(qrels_path, run_path)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC_NAMES.values()))
     return {"__pytrec__": evaluator.evaluate(run)}
 
