@@ -54,10 +54,6 @@ UPDATE = os.environ.get("ONLINEEVAL_UPDATE_DOCS", "") not in ("", "0")
 REFERENCE = DOCS / "reference"
 #: the offline measures reference, its generator (python -m onlineeval.offline.measures.docs)
 #: and its test land with the engine refactor; until then the paths allowed to be missing
-PENDING = {REFERENCE / "offline-measures.md", ROOT / "tests" / "offline" / "test_measure_docs.py",
-           ROOT / "onlineeval" / "offline" / "measures" / "docs.py"}
-
-
 def guide_pages() -> list[Path]:
     return sorted(p for p in DOCS.rglob("*.md") if REFERENCE not in p.parents)
 
@@ -416,8 +412,6 @@ def test_every_relative_link_points_at_a_file(page: Path) -> None:
         if re.match(r"^[a-z]+:", target):
             continue
         path = (page.parent / target).resolve()
-        if path in PENDING and not path.exists():
-            continue
         assert path.exists(), f"{page.relative_to(ROOT)}: link {target}"
 
 
@@ -454,7 +448,7 @@ def test_every_path_the_architecture_page_names_exists() -> None:
     # the extraction works: the page names the layers' homes
     assert {"onlineeval/cli/", "sql/", "onlineeval/online/definitions.py",
             "onlineeval/offline/measures/", "tests/test_invariance.py"} <= set(paths)
-    missing = [p for p in paths if not (ROOT / p).exists() and ROOT / p not in PENDING]
+    missing = [p for p in paths if not (ROOT / p).exists()]
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
 
 
@@ -487,5 +481,5 @@ def test_every_repository_path_a_guide_page_names_exists() -> None:
     tops = ("onlineeval/", "sql/", "tests/", "bench/", "docs/", "sample_logs/")
     for page in PAGES:
         for path in _named_paths(page.read_text(encoding="utf-8")):
-            if path.startswith(tops) and ROOT / path not in PENDING:
+            if path.startswith(tops):
                 assert (ROOT / path).exists(), f"{page.relative_to(ROOT)} names {path}"
