@@ -137,7 +137,6 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     searches
         The name of a view of the searches to read (default all of them).
     """
-    logs = as_logs(logs)
     confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     name = ESTIMATORS.canonical(estimator)
