@@ -80,6 +80,23 @@ EXEMPT: dict[str, str] = {
         "a result record: holds the level evaluate checked",
     "onlineeval.stats.quantile.QuantileArm.__init__":
         "a result record: holds the level quantile_arm / quantile_effects checked",
+    "onlineeval.readout.result.Readout.__init__":
+        "a result record: holds the level readout checked",
+    "onlineeval.readout.result.SRM.__init__":
+        "a result record: holds the level readout checked",
+    "onlineeval.readout.ab.ab_part": "readout's A/B step: receives the level readout checked",
+    "onlineeval.readout.interleaved.interleaving_part":
+        "readout's interleaving step: receives the level readout checked",
+    "onlineeval.readout.decide.holm_levels":
+        "readout's arithmetic on the level it checked (tests/readout test it by hand)",
+    "onlineeval.readout.decide.metric_verdict":
+        "readout's arithmetic on the level it checked (tests/readout test it by hand)",
+    "onlineeval.readout.decide.se_from_interval":
+        "readout's arithmetic on the level it checked (tests/readout test it by hand)",
+    "onlineeval.readout.decide.t_quantile":
+        "readout's arithmetic on the level it checked (tests/readout test it by hand)",
+    "onlineeval.interleaving.readout.per_query_rows":
+        "reads the page outcomes a readout just defined, with the level that readout checked",
     "onlineeval.study.Study.__init__":
         "the parsed study file: read_study checks its alpha (tests/report/test_study.py), "
         "and every readout it is passed to checks it again",
@@ -141,6 +158,7 @@ CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
         lambda: ((UNUSED, "ips", UNUSED, UNUSED, None), {"k": 1, "max_rank": 1}),
     "onlineeval.counterfactual.evaluation.evaluate": lambda: ((UNUSED, UNUSED), {}),
     "onlineeval.interleaving.readout.interleaving_readout": lambda: ((UNUSED,), {}),
+    "onlineeval.readout.compute.readout": lambda: ((UNUSED,), {}),
     "onlineeval.interleaving.significance.bootstrap_ci":
         lambda: (([1], [0], [0], [0]), {}),
     "onlineeval.interleaving.significance.user_test": lambda: (([1, 2], [0, 1], [0, 0]), {}),

@@ -159,6 +159,7 @@ def readout(
     """
     alpha = check_level(alpha)
     check_level(power, "power")
+    srm_alpha = check_level(srm_alpha, "srm_alpha")
     loaded = _logs_list(logs)
     parts = _designs(loaded, design)
     primary_names = names(primary) if primary is not None else ["ctr"]
