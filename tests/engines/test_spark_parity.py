@@ -56,31 +56,31 @@ def assert_same(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 
 @pytest.fixture(scope="module")
-def hand(spark_con):
+def hand(module_spark):
     from onlineeval.engines.spark import from_duckdb
 
     h = _hand_module()
     logs = load_logs(searches=h.searches_df(), clicks=h.clicks_df(), results=h.results_df())
-    return logs, from_duckdb(logs, spark_con)
+    return logs, from_duckdb(logs, module_spark())
 
 
 @pytest.fixture(scope="module")
-def ab(spark_con):
+def ab(module_spark):
     from onlineeval.engines.spark import from_duckdb
 
     logs = load_logs(ROOT / "sample_logs/ab")
-    return logs, from_duckdb(logs, spark_con)
+    return logs, from_duckdb(logs, module_spark())
 
 
 @pytest.fixture(scope="module")
-def interleaving(spark_con):
+def interleaving(module_spark):
     from onlineeval.engines.spark import from_duckdb
 
     logs = load_logs(ROOT / "sample_logs/interleaving")
-    return logs, from_duckdb(logs, spark_con)
+    return logs, from_duckdb(logs, module_spark())
 
 
-@pytest.mark.parametrize("by", [("variant",), (), ("day", "variant")])
+@pytest.mark.parametrize("by", [(), ("day", "variant")])
 def test_online_metrics_hand_log(hand, by):
     duck, spark = hand
     assert_same(online_metrics(duck, by=by), online_metrics(spark, by=by))
@@ -112,6 +112,7 @@ def test_online_metrics_sample_ab(ab):
     assert_same(online_metrics(duck, by=by), online_metrics(spark, by=by))
 
 
+@pytest.mark.slow
 def test_unit_sums_sample_ab(ab):
     duck, spark = ab
     a, known_a = unit_rows(duck, experiment="s100_vs_s080")
@@ -127,6 +128,7 @@ def test_positions_and_top_queries(hand):
     assert_same(queries_over_time(duck, by=("day",)), queries_over_time(spark, by=("day",)))
 
 
+@pytest.mark.slow
 def test_interleaving_outcomes(interleaving):
     duck, spark = interleaving
     ca, cb = outcomes.page_outcomes(duck), outcomes.page_outcomes(spark)
@@ -135,6 +137,7 @@ def test_interleaving_outcomes(interleaving):
                 outcomes.user_stats(spark, by=("variant",)))
 
 
+@pytest.mark.slow
 def test_window_bound_as_utc_text(interleaving):
     """A window bound is bound as UTC text: a bound given in another time zone and the same
     instant as naive UTC select the same pages, on both engines."""
@@ -150,3 +153,30 @@ def test_window_bound_as_utc_text(interleaving):
               for logs in (duck, spark) for start in (naive, aware)}
     full = outcomes.page_outcomes(duck).rows
     assert len(counts) == 1 and 0 < counts.pop() < full
+
+
+@pytest.mark.parametrize("command", [["online", "--by", "variant"], ["top-queries", "-n", "2"],
+                                     ["positions"]])
+def test_cli_engine_spark_same_json(spark_session, command, capsys):
+    """``onlineeval --engine spark COMMAND ... --format json`` prints what DuckDB prints."""
+    import json
+
+    from onlineeval.cli import main
+
+    log = str(ROOT / "tests/data/logs/tiny")
+    out = {}
+    for engine in ("duckdb", "spark"):
+        assert main(["--engine", engine, *command[:1], log, *command[1:],
+                     "--format", "json"]) == 0
+        out[engine] = json.loads(capsys.readouterr().out)
+    assert out["spark"] == out["duckdb"] and out["duckdb"]
+
+
+def test_load_logs_engine_spark_keeps_the_report(spark_session):
+    with pytest.warns(Warning):
+        duck = load_logs(ROOT / "tests/data/logs/tiny")
+    with pytest.warns(Warning):
+        spark = load_logs(ROOT / "tests/data/logs/tiny", engine="spark")
+    assert spark.con.engine == "spark" and spark.report == duck.report
+    assert spark.con.execute("SELECT count(*) FROM searches").fetchall() == \
+        duck.con.execute("SELECT count(*) FROM searches").fetchall()
