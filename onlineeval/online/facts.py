@@ -6,7 +6,7 @@ Every online metric is a ratio of two sums of its columns (see
 :data:`onlineeval.online.definitions.METRICS`), so the A/B code sums the same columns per
 randomization unit and divides. Nothing is materialized: the view is one DuckDB plan (two
 window passes over each user's event stream, a few hash joins and aggregations) that runs
-when it is queried. The windows partition by a 64-bit hash of the user (integer sort keys)
+when it is queried. On DuckDB the windows partition by a 64-bit hash of the user (integer sort keys)
 only after :func:`hash_partition_ok` has checked that no two users of the log share a hash; otherwise they partition by the user_id strings. Both give the same numbers.
 
 Rules (exact):

@@ -19,7 +19,7 @@
 -- requires: views searches(search_id, user_id, ts, session_id, query, n_results, ...) and
 --   clicks(search_id, rank, ts, dwell_ms) as built by onlineeval.load_logs (cleaned rows).
 -- key: the stream key, (user_id) when sessions are derived, (user_id, session_id) when given.
--- hashed: DuckDB only (with part = extra = _oe_pk or empty): compute _oe_pk below.
+-- hashed: DuckDB only: compute _oe_pk (below) for part and extra to use.
 -- part: what both windows partition by: the key columns, or _oe_pk = hash(key) >> $pk_shift
 --   (a UBIGINT; the shift is 0 except in tests, which force collisions with it; cast, as a
 --   bare integer parameter would make the shifted hash a HUGEINT). The caller

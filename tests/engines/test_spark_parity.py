@@ -180,3 +180,12 @@ def test_load_logs_engine_spark_keeps_the_report(spark_session):
     assert spark.con.engine == "spark" and spark.report == duck.report
     assert spark.con.execute("SELECT count(*) FROM searches").fetchall() == \
         duck.con.execute("SELECT count(*) FROM searches").fetchall()
+
+
+@pytest.mark.slow
+def test_per_query_ab_ctr(ab):
+    from onlineeval.online.per_query import ab_ctr_per_query
+
+    duck, spark = ab
+    args = ("s100_vs_s080", "control", "treatment")
+    assert_same(ab_ctr_per_query(duck, *args), ab_ctr_per_query(spark, *args))
