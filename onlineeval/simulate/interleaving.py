@@ -21,9 +21,8 @@ Run as a script to regenerate the sample interleaving logs:
 
 from __future__ import annotations
 
-import argparse
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
@@ -271,23 +270,3 @@ def simulate_outcomes(
         "credit_b": (clicked & ~is_a & present).sum(axis=1),
         "clicks": clicked.sum(axis=1),
     }
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m onlineeval.simulate.interleaving",
-        description="simulate team-draft interleaving logs for the ranker pairs of an A/B study",
-    )
-    parser.add_argument("study", help="study directory holding manifest.json (e.g. sample_logs)")
-    parser.add_argument("outdir", help="directory for the interleaving logs")
-    parser.add_argument("--users", type=int, default=None,
-                        help="users per experiment (default: the study's)")
-    args = parser.parse_args(argv)
-    out = simulate_interleaving_study(args.study, args.outdir, users_per_experiment=args.users)
-    print(f"wrote {args.outdir}: {out['logs']['searches']} searches, "
-          f"{out['logs']['clicks']} clicks, {len(out['experiments'])} experiments")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -87,3 +87,22 @@ def test_changed_study_is_refused(tmp_path):
     shutil.rmtree(study)
     with pytest.raises(InputError, match="manifest.json does not exist"):
         simulate_interleaving_study(study, tmp_path / "il")
+
+
+def test_the_command_writes_what_the_function_writes_and_errors_in_one_line(tmp_path, capsys):
+    from onlineeval.cli import main
+
+    study = tmp_path / "study"
+    simulate(study, 5, users_per_experiment=20, pairs=[Pair("s200", "s040")], n_queries=6)
+    assert main(["simulate-interleaving", str(study), str(tmp_path / "cli")]) == 0
+    direct = simulate_interleaving_study(study, tmp_path / "api")
+    assert f"{direct['logs']['searches']} searches" in capsys.readouterr().out
+    for name in ("searches", "results", "clicks"):
+        assert sorted(p.name for p in (tmp_path / "cli").glob(f"{name}*")) == \
+            sorted(p.name for p in (tmp_path / "api").glob(f"{name}*"))
+        cli_logs, api_logs = load_logs(tmp_path / "cli"), load_logs(tmp_path / "api")
+        assert cli_logs.con.table(name).df().equals(api_logs.con.table(name).df())
+    # a missing study is one line and exit 2, not a traceback
+    assert main(["simulate-interleaving", str(tmp_path / "none"), str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "manifest.json does not exist" in err[0]
