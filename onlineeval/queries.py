@@ -54,7 +54,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from onlineeval import engines
 from onlineeval.errors import InvalidParameterError, UnknownNameError
 
 _PARAM = re.compile(r"(?<![\w$])\$([A-Za-z_]\w*)")
@@ -328,7 +327,7 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
     written into a file-backed database.)
     """
     params = dict(params or {})
-    if not engines.is_duckdb(con):
+    if _other_engine(con):
         return con.create(name, sql, table=table, params=params)
     if table:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {quote_ident(name)} AS {sql}", params)
@@ -351,7 +350,7 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
 def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:
     """The values bound to the parameters ``keys`` of the view ``name`` made by
     :func:`create` (None for a key it did not bind): what the view currently answers for."""
-    if not engines.is_duckdb(con):
+    if _other_engine(con):
         return con.view_parameters(name, keys)
     names = [f"{name}__{key}" for key in keys]
     row = con.execute("SELECT " + ", ".join(f"getvariable(${i + 1})" for i in range(len(names))),
@@ -367,6 +366,12 @@ def project(con: Any, name: str, source: str, expressions: Sequence[str]) -> str
     con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS "
                 f"SELECT {', '.join(expressions)} FROM {quote_ident(source)}")
     return name
+
+
+def _other_engine(con: Any) -> bool:
+    """A connection of another engine (:mod:`onlineeval.engines`, which names its engine in
+    ``con.engine``) stores views its own way; a DuckDB connection has no ``engine``."""
+    return getattr(con, "engine", "duckdb") != "duckdb"
 
 
 def _text_literal(text: str) -> str:

@@ -212,13 +212,3 @@ class SparkConnection:
         frame.selectExpr(*cols).createOrReplaceTempView(_quote(name))
         return name
 
-
-def from_duckdb(logs: Any, con: SparkConnection) -> Any:
-    """The clean tables of a log loaded (and validated, every exclusion counted) by DuckDB,
-    as the same :class:`onlineeval.logs.Logs` on Spark: every query after loading runs there.
-    """
-    from onlineeval.logs import Logs
-
-    for name in ("searches", "results", "clicks"):
-        con.register(name, logs.con.table(name))
-    return Logs(con, logs.report, logs.source, logs._provided, logs._extras)

@@ -156,11 +156,18 @@ def load_logs(
         # a path or column name may hold a line break: keep the message on one line
         exc.args = (one_line(str(exc)),)
         raise
-    if target == "duckdb":
-        return logs
-    from onlineeval.engines.spark import from_duckdb
+    return logs if target == "duckdb" else on_engine(logs, target)
 
-    return from_duckdb(logs, target)
+
+def on_engine(logs: Logs, con: Any) -> Logs:
+    """The clean tables of a log loaded (and validated, every exclusion counted) by DuckDB,
+    as the same :class:`Logs` on another engine's connection (an
+    :class:`onlineeval.engines.spark.SparkConnection`): every query after loading runs there.
+    The connection holds one log: its views ``searches``, ``results`` and ``clicks`` are
+    replaced."""
+    for name in TABLES:
+        con.register(name, logs.con.table(name))
+    return Logs(con, logs.report, logs.source, logs._provided, logs._extras)
 
 
 def _load(

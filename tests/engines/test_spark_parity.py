@@ -57,27 +57,27 @@ def assert_same(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 @pytest.fixture(scope="module")
 def hand(module_spark):
-    from onlineeval.engines.spark import from_duckdb
+    from onlineeval.logs.load import on_engine
 
     h = _hand_module()
     logs = load_logs(searches=h.searches_df(), clicks=h.clicks_df(), results=h.results_df())
-    return logs, from_duckdb(logs, module_spark())
+    return logs, on_engine(logs, module_spark())
 
 
 @pytest.fixture(scope="module")
 def ab(module_spark):
-    from onlineeval.engines.spark import from_duckdb
+    from onlineeval.logs.load import on_engine
 
     logs = load_logs(ROOT / "sample_logs/ab")
-    return logs, from_duckdb(logs, module_spark())
+    return logs, on_engine(logs, module_spark())
 
 
 @pytest.fixture(scope="module")
 def interleaving(module_spark):
-    from onlineeval.engines.spark import from_duckdb
+    from onlineeval.logs.load import on_engine
 
     logs = load_logs(ROOT / "sample_logs/interleaving")
-    return logs, from_duckdb(logs, module_spark())
+    return logs, on_engine(logs, module_spark())
 
 
 @pytest.mark.parametrize("by", [(), ("day", "variant")])
@@ -87,20 +87,20 @@ def test_online_metrics_hand_log(hand, by):
 
 
 def test_online_metrics_hand_log_given_sessions(spark_con):
-    from onlineeval.engines.spark import from_duckdb
+    from onlineeval.logs.load import on_engine
 
     h = _hand_module()
     duck = load_logs(searches=h.searches_df(session_id={"s2": "y", "s8": "y"}),
                      clicks=h.clicks_df(), results=h.results_df())
-    assert_same(online_metrics(duck, by=()), online_metrics(from_duckdb(duck, spark_con), by=()))
+    assert_same(online_metrics(duck, by=()), online_metrics(on_engine(duck, spark_con), by=()))
 
 
 def test_online_metrics_tiny_edge_log(spark_con):
-    from onlineeval.engines.spark import from_duckdb
+    from onlineeval.logs.load import on_engine
 
     with pytest.warns(Warning):
         duck = load_logs(ROOT / "tests/data/logs/tiny")
-    spark = from_duckdb(duck, spark_con)
+    spark = on_engine(duck, spark_con)
     assert_same(online_metrics(duck, by=("variant",)), online_metrics(spark, by=("variant",)))
     assert_same(position_ctr(duck), position_ctr(spark))
 
