@@ -76,7 +76,7 @@ EXEMPT: dict[str, str] = {
         "a result record: holds the level confidence_sequence checked",
     "onlineeval.stats.sequential.SequentialSRM.__init__":
         "a result record: holds the level sequential_srm checked",
-    "onlineeval.counterfactual.ips.CounterfactualResult.__init__":
+    "onlineeval.counterfactual.evaluation.CounterfactualResult.__init__":
         "a result record: holds the level evaluate checked",
     "onlineeval.study.Study.__init__":
         "the parsed study file: read_study checks its alpha (tests/report/test_study.py), "
@@ -116,8 +116,11 @@ CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "onlineeval.agreement.within.per_query_agreement": lambda: ((UNUSED, UNUSED), {}),
     "onlineeval.clickmodels.harvest.harvest_from_counts": lambda: ((UNUSED,), {}),
     "onlineeval.clickmodels.harvest.harvest_position_bias": lambda: ((UNUSED,), {}),
-    "onlineeval.counterfactual.ips.ips_from_terms": lambda: ((UNUSED, UNUSED, 1), {}),
-    "onlineeval.counterfactual.ips.evaluate": lambda: ((UNUSED, UNUSED), {}),
+    "onlineeval.counterfactual.estimators.interval": lambda: ((UNUSED, UNUSED), {}),
+    "onlineeval.counterfactual.estimators.estimate": lambda: ((UNUSED, "ips"), {}),
+    "onlineeval.counterfactual.evaluation.estimate_on":
+        lambda: ((UNUSED, "ips", UNUSED, UNUSED, None), {"k": 1, "max_rank": 1}),
+    "onlineeval.counterfactual.evaluation.evaluate": lambda: ((UNUSED, UNUSED), {}),
     "onlineeval.interleaving.readout.interleaving_readout": lambda: ((UNUSED,), {}),
     "onlineeval.interleaving.significance.bootstrap_ci":
         lambda: (([1], [0], [0], [0]), {}),

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from onlineeval.cli._output import add_format_argument, emit
 
+if TYPE_CHECKING:
+    from onlineeval.counterfactual import CounterfactualResult
+
 NAME = "counterfactual"
 HELP = ("estimate a candidate ranking's clicks@k from the logs of the ranker that was shown "
-        "(position-based IPS, CI clustered by user, effective sample size, clipping)")
+        "(position-based ips, snips or dr; CI clustered by user, effective sample size, "
+        "clipping)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from onlineeval.counterfactual.estimators import ESTIMATORS
+
     parser.add_argument("logs", metavar="LOGS", help="log directory (searches, results, clicks)")
     parser.add_argument("--run", required=True, metavar="FILE",
                         help="the candidate ranking as a TREC run; its qids must be values of "
@@ -22,11 +29,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default clicks@10)")
     parser.add_argument("--propensities", default="pbm", metavar="pbm|harvested|FILE",
                         help="examination per rank: a PBM fitted on the log (default), "
-                        "intervention harvesting on the log, or a CSV file rank,propensity")
-    parser.add_argument("--estimator", default="ips", choices=("ips",),
-                        help="ips (inverse propensity scoring; the only one implemented)")
+                        "intervention harvesting on the log, or a CSV file rank,propensity (0 marks "
+                        "a rank never examined: what was shown there is counted and reported, "
+                        "not used)")
+    parser.add_argument("--estimator", default="ips", choices=tuple(ESTIMATORS),
+                        help="ips: each logged click weighs p_c/p_l (default); snips: per "
+                        "(query, doc) clicks over the examination they were shown with "
+                        "(lower variance where the logged rank varies; no page-level "
+                        "support needed); dr: a pbm click model's predicted clicks plus "
+                        "the ips-weighted residuals (fills slots the log did not show)")
+    parser.add_argument("--model", default=None, metavar="pbm|FILE",
+                        help="dr's click model: pbm, the log's own (default: examination = "
+                        "the propensities, attractiveness = clicks over examination mass; "
+                        "its noise is in the interval), or a pbm model file written by "
+                        "`clickmodel fit --model pbm -o` on other data (taken as exact)")
     parser.add_argument("--clip", type=float, default=None, metavar="M",
-                        help="cap the weights p_c/p_l at M (default: no cap)")
+                        help="cap the weights p_c/p_l of ips and dr at M (default: no cap)")
     parser.add_argument("--query-column", default="query", metavar="COL",
                         help="searches column matching the run's qids (default query)")
     parser.add_argument("--unit", default="user_id", metavar="COL",
@@ -40,6 +58,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_format_argument(parser)
 
 
+def clipping(res: CounterfactualResult) -> str:
+    if res.estimator == "snips":
+        return "snips has no weight to cap"
+    if res.clip is None:
+        return "not capped (--clip not given)"
+    return (f"capped at {res.clip:g} as asked: {res.clipped_clicks} of the "
+            f"{res.weighted_clicks} clicks used had a larger weight")
+
+
 def run(args: argparse.Namespace) -> int:
     from onlineeval.counterfactual import evaluate
     from onlineeval.logs import load_logs
@@ -47,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
     logs = load_logs(args.logs, strict=args.strict)
     print(logs.report.summary(), file=sys.stderr)
     res = evaluate(logs, args.run, metric=args.metric, propensities=args.propensities,
-                   estimator=args.estimator, clip=args.clip, query=args.query_column,
+                   estimator=args.estimator, clip=args.clip, model=args.model,
+                   query=args.query_column,
                    unit=args.unit, max_rank=args.max_rank, confidence=args.confidence)
     print(f"propensities: {res.propensity_source}: "
           + ", ".join(f"{r}:{p:.4f}" for r, p in zip(res.propensities["rank"],
                                                      res.propensities["propensity"],
                                                      strict=True)), file=sys.stderr)
+    if res.model:
+        print(f"click model: {res.model}", file=sys.stderr)
+    print(f"weights: {clipping(res)}", file=sys.stderr)
     emit(res.summary(), args.format)
     return 0

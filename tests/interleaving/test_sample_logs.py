@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 
 from onlineeval.interleaving import interleaving_readout
-from onlineeval.simulate.interleaving import main
+from onlineeval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_logs"
@@ -20,16 +20,16 @@ HERE = SAMPLE / "interleaving"
 
 def _command() -> list[str]:
     text = (HERE / "README.md").read_text(encoding="utf-8")
-    found = re.findall(r"^python -m onlineeval\.simulate\.interleaving .*$", text, flags=re.M)
+    found = re.findall(r"^onlineeval simulate-interleaving .*$", text, flags=re.M)
     assert len(found) == 1, found
-    return shlex.split(found[0])[3:]
+    return shlex.split(found[0])[2:]
 
 
 def test_sample_interleaving_logs_regenerate_identically(tmp_path, capsys):
     argv = _command()
     assert argv[:2] == ["sample_logs", "sample_logs/interleaving"]
     argv[0], argv[1] = str(SAMPLE), str(tmp_path)
-    assert main(argv) == 0
+    assert main(["simulate-interleaving", *argv]) == 0
     capsys.readouterr()
     assert json.loads((tmp_path / "manifest.json").read_text()) == \
         json.loads((HERE / "manifest.json").read_text())

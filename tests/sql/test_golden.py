@@ -82,6 +82,22 @@ def _unit_rows(logs: Any, **kw: Any) -> pd.DataFrame:
     return unit_rows(logs, **kw)[0]
 
 
+def _counterfactual_sums(logs: Any, sql: str, candidate: dict[str, list[str]], k: int,
+                         propensities: dict[str, float], max_rank: int,
+                         clip: float | None = None) -> pd.DataFrame:
+    from onlineeval.counterfactual import sums
+    from onlineeval.counterfactual.evaluation import candidate_table, estimate_inputs
+    from onlineeval.counterfactual.propensities import read_propensities
+
+    run = pd.DataFrame([(q, d, float(len(docs) - i)) for q, docs in candidate.items()
+                        for i, d in enumerate(docs)], columns=["qid", "docno", "score"])
+    p = read_propensities({int(r): v for r, v in propensities.items()})
+    cand, table = estimate_inputs("ips", candidate_table(run, k), p, None, k=k,
+                                  max_rank=max_rank)
+    return sums.per_unit(logs.con, f"counterfactual/{sql}", candidate=cand, propensity=table,
+                         max_rank=max_rank, clip=clip)
+
+
 #: what a case may run: name -> function(logs, **args) returning the output table
 RUN = {
     "search_facts": _search_facts,
@@ -96,6 +112,7 @@ RUN = {
     "interleaving_user_stats": _il_user_stats,
     "ab_ctr_per_query": _ab_ctr_per_query,
     "unit_rows": _unit_rows,
+    "counterfactual_sums": _counterfactual_sums,
 }
 
 
