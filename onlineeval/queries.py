@@ -24,6 +24,15 @@ columns it needs; three keys are also machine-read:
     booleans the caller chooses: ``{{#dup}} ... {{/dup}}`` is kept only when ``dup`` is true,
     ``{{^dup}} ... {{/dup}}`` only when it is false. They select which variant of the query
     runs (e.g. leave out the anti-join against a table of bad keys when there are none).
+    A section may also be named after an identifier: ``{{#by}} GROUP BY {{by}} {{/by}}`` is
+    kept only when the list ``by`` is not empty (explicit group lists instead of
+    ``GROUP BY ALL``, which is outside the portable subset).
+``-- duckdb_only: name``
+    switches that turn on a DuckDB-only optimisation (``docs/sql-portability.md``); the
+    query with them off is the definition, which every engine runs.
+``-- engines: duckdb (why)``
+    the whole file is DuckDB-only (the loader's file readers); the others are in the
+    portable subset (:mod:`onlineeval.engines.dialects` checks both).
 
 The loader checks, when a file is read, that the declared parameters, identifiers and
 switches are the ones the body uses. Files are found in the installed package
@@ -96,6 +105,16 @@ class Query:
     switches: tuple[str, ...] = ()
     #: the output columns the header documents as ``--   * name TYPE, tags: text`` lines
     columns: tuple[Column, ...] = ()
+
+    @property
+    def portable(self) -> bool:
+        """False when the header says ``engines: duckdb`` (a DuckDB-only file)."""
+        return self.meta.get("engines", "").split(" ", 1)[0] != "duckdb"
+
+    @property
+    def duckdb_only(self) -> tuple[str, ...]:
+        """The switches the header's ``duckdb_only`` names: DuckDB-only optimisations."""
+        return _split_list(self.meta.get("duckdb_only", "").split("(", 1)[0])
 
     def tagged(self, tag: str) -> tuple[str, ...]:
         """Names of the documented output columns carrying ``tag``, in order."""
@@ -256,13 +275,14 @@ def parse(name: str, path: Path, text: str) -> Query:
         _split_list(meta.get("switches", ""))
         if meta.get("switches", "none") != "none" else ()
     )
-    tags = _SECTION_TAG.findall(body)
-    if set(tags) != set(switches):
+    # a section may also be named after an identifier list: kept when the list is not empty
+    tags = set(_SECTION_TAG.findall(body)) - set(idents)
+    if tags != set(switches):
         raise InvalidParameterError(
             f"{path}: header declares switches {sorted(switches)} but the query uses "
-            f"{sorted(set(tags))}"
+            f"{sorted(tags)}"
         )
-    if _SECTION_TAG.search(_apply_switches(body, dict.fromkeys(switches, True))):
+    if _SECTION_TAG.search(_apply_switches(body, dict.fromkeys((*switches, *idents), True))):
         raise InvalidParameterError(
             f"{path}: a {{{{#switch}}}} section is not closed by its {{{{/switch}}}}"
         )
@@ -307,6 +327,8 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
     written into a file-backed database.)
     """
     params = dict(params or {})
+    if _other_engine(con):
+        return con.create(name, sql, table=table, params=params)
     if table:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {quote_ident(name)} AS {sql}", params)
         return name
@@ -328,6 +350,8 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
 def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:
     """The values bound to the parameters ``keys`` of the view ``name`` made by
     :func:`create` (None for a key it did not bind): what the view currently answers for."""
+    if _other_engine(con):
+        return con.view_parameters(name, keys)
     names = [f"{name}__{key}" for key in keys]
     row = con.execute("SELECT " + ", ".join(f"getvariable(${i + 1})" for i in range(len(names))),
                       names).fetchone()
@@ -342,6 +366,12 @@ def project(con: Any, name: str, source: str, expressions: Sequence[str]) -> str
     con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS "
                 f"SELECT {', '.join(expressions)} FROM {quote_ident(source)}")
     return name
+
+
+def _other_engine(con: Any) -> bool:
+    """A connection of another engine (:mod:`onlineeval.engines`, which names its engine in
+    ``con.engine``) stores views its own way; a DuckDB connection has no ``engine``."""
+    return getattr(con, "engine", "duckdb") != "duckdb"
 
 
 def _text_literal(text: str) -> str:

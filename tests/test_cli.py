@@ -112,10 +112,11 @@ def test_out_of_memory_is_one_line_saying_what_to_change(capsys) -> None:
 
 
 def test_the_cli_sets_the_variables_the_connections_read() -> None:
-    from onlineeval import db
+    from onlineeval import db, engines
 
     # named twice so that a command which never opens a connection need not import DuckDB
-    assert cli._RESOURCE_ENV == (db.MEMORY_LIMIT_ENV, db.THREADS_ENV)
+    assert cli._RESOURCE_ENV == (db.MEMORY_LIMIT_ENV, db.THREADS_ENV, engines.ENGINE_ENV,
+                                 engines.SPARK_MASTER_ENV, engines.SPARK_CONF_ENV)
 
 
 # -- no traceback, anywhere ------------------------------------------------------------

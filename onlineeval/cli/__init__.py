@@ -17,7 +17,9 @@ prints the traceback too). Ctrl-C and SIGTERM stop the command with one line and
 :mod:`onlineeval.atomic`). The global options ``--memory-limit``
 and ``--threads`` (before the command) set ``ONLINEEVAL_MEMORY_LIMIT`` and
 ``ONLINEEVAL_THREADS`` for the process, which every command's connection reads
-(:func:`onlineeval.db.connect`).
+(:func:`onlineeval.db.connect`). Likewise ``--engine spark`` (with ``--spark-master`` and
+``--spark-conf k=v``) sets ``ONLINEEVAL_ENGINE`` and friends, which ``load_logs`` reads: the
+log is validated by DuckDB and every query after loading runs on Spark.
 """
 
 from __future__ import annotations
@@ -57,10 +59,11 @@ def commands(only: str | None = None) -> dict[str, ModuleType]:
 
 
 #: global options that take a value (given before the command)
-_GLOBAL_VALUED = ("--memory-limit", "--threads")
+_GLOBAL_VALUED = ("--memory-limit", "--threads", "--engine", "--spark-master", "--spark-conf")
 #: the variables they set (onlineeval.db.MEMORY_LIMIT_ENV, THREADS_ENV; named here so that
 #: a command that never touches DuckDB does not import it)
-_RESOURCE_ENV = ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS")
+_RESOURCE_ENV = ("ONLINEEVAL_MEMORY_LIMIT", "ONLINEEVAL_THREADS", "ONLINEEVAL_ENGINE",
+                 "ONLINEEVAL_SPARK_MASTER", "ONLINEEVAL_SPARK_CONF")
 
 
 def _command_word(argv: Sequence[str]) -> str | None:
@@ -98,6 +101,19 @@ def _apply_resources(args: argparse.Namespace) -> None:
         os.environ[db.MEMORY_LIMIT_ENV] = args.memory_limit
     if args.threads is not None:
         os.environ[db.THREADS_ENV] = str(args.threads)
+    from onlineeval import engines
+
+    if args.engine is not None:
+        os.environ[engines.ENGINE_ENV] = args.engine
+    if args.spark_master is not None:
+        os.environ[engines.SPARK_MASTER_ENV] = args.spark_master
+    if args.spark_conf:
+        bad = [c for c in args.spark_conf if "=" not in c or "\n" in c]
+        if bad:
+            from onlineeval.errors import InvalidParameterError
+
+            raise InvalidParameterError(f"--spark-conf takes KEY=VALUE; got {bad[0]!r}")
+        os.environ[engines.SPARK_CONF_ENV] = "\n".join(args.spark_conf)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -115,6 +131,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                              "to a temp directory")
     parser.add_argument("--threads", metavar="N", type=_positive_int, default=None,
                         help="DuckDB threads (default: $ONLINEEVAL_THREADS, else one per core)")
+    parser.add_argument("--engine", choices=("duckdb", "spark"), default=None,
+                        help="where the queries after loading a log run (default: "
+                             "$ONLINEEVAL_ENGINE, else duckdb); spark needs "
+                             "onlineeval[spark]. The log is validated by DuckDB either way")
+    parser.add_argument("--spark-master", metavar="URL", default=None,
+                        help="Spark master for --engine spark (default: local[2])")
+    parser.add_argument("--spark-conf", metavar="KEY=VALUE", action="append", default=[],
+                        help="a Spark setting for --engine spark (repeatable)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in commands(only).items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from onlineeval import engines
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
 from onlineeval.queries import create, load
@@ -101,7 +102,7 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     # materialized copy of a large log does not fit a memory limit that the streamed query
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
     # view streams the 10M pages within 1 GB). The view keeps the bound parameters.
-    sql = q.render()
+    sql = q.render(**engines.optimisations(con, q))
     create(con, PAGE_TABLE, sql,
            params=q.bind(sql, experiment=experiment, win_start=start, win_end=end))
     # the view's rows and the pages it leaves out, without crediting clicks (the query's

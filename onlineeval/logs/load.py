@@ -110,7 +110,7 @@ def load_logs(
     path: str | os.PathLike[str] | None = None, *,
     searches: Any = None, results: Any = None, clicks: Any = None,
     columns: dict[str, Any] | None = None, strict: bool = False,
-    con: duckdb.DuckDBPyConnection | None = None,
+    con: duckdb.DuckDBPyConnection | None = None, engine: Any = None,
 ) -> Logs:
     """Load a click log into DuckDB views and validate it.
 
@@ -135,6 +135,13 @@ def load_logs(
         temporary and named ``searches``, ``results``, ``clicks`` and ``_oe_*`` (so they are
         visible on this connection only, not on ``con.cursor()``); loading a second log into
         the same connection replaces them.
+    engine
+        Where the queries after loading run: ``"duckdb"`` (the default, or the environment
+        variable ``ONLINEEVAL_ENGINE``), ``"spark"``, a SparkSession or an
+        :class:`onlineeval.engines.spark.SparkConnection`. The log is read and validated by
+        DuckDB either way (every rule and exclusion count); with Spark, its clean tables are
+        then copied into Spark temp views and ``logs.con`` is the Spark connection, so
+        metrics, A/B sums and interleaving run there (``docs/sql-portability.md``).
 
     Returns
     -------
@@ -157,13 +164,28 @@ def load_logs(
         from onlineeval.db import connect
 
         con = connect()
+    from onlineeval import engines
+
+    target = engines.resolve(engine)
     try:
         with mapping.spelled_as(columns):
-            return _load(path, searches, results, clicks, columns, strict, con)
+            logs = _load(path, searches, results, clicks, columns, strict, con)
     except (SchemaError, LogFormatError) as exc:
         # a path or column name may hold a line break: keep the message on one line
         exc.args = (one_line(str(exc)),)
         raise
+    return logs if target == "duckdb" else on_engine(logs, target)
+
+
+def on_engine(logs: Logs, con: Any) -> Logs:
+    """The clean tables of a log loaded (and validated, every exclusion counted) by DuckDB,
+    as the same :class:`Logs` on another engine's connection (an
+    :class:`onlineeval.engines.spark.SparkConnection`): every query after loading runs there.
+    The connection holds one log: its views ``searches``, ``results`` and ``clicks`` are
+    replaced."""
+    for name in TABLES:
+        con.register(name, logs.con.table(name))
+    return Logs(con, logs.report, logs.source, logs._provided, logs._extras)
 
 
 def _load(

@@ -6,7 +6,7 @@ Every online metric is a ratio of two sums of its columns (see
 :data:`onlineeval.online.definitions.METRICS`), so the A/B code sums the same columns per
 randomization unit and divides. Nothing is materialized: the view is one DuckDB plan (two
 window passes over each user's event stream, a few hash joins and aggregations) that runs
-when it is queried. The windows partition by a 64-bit hash of the user (integer sort keys)
+when it is queried. On DuckDB the windows partition by a 64-bit hash of the user (integer sort keys)
 only after :func:`hash_partition_ok` has checked that no two users of the log share a hash; otherwise they partition by the user_id strings. Both give the same numbers.
 
 Rules (exact):
@@ -50,7 +50,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from onlineeval import queries
+from onlineeval import engines, queries
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.logs.coerce import as_logs
 from onlineeval.logs.mapping import API
@@ -124,6 +124,8 @@ def hash_partition_ok(logs: Logs, key: Sequence[str]) -> bool:
     is made (0.01 s per million searches), not once per Logs: loading another log into the
     same connection replaces the views a Logs object reads.
     """
+    if not engines.optimisations(logs.con, _QUERY)["hashed"]:
+        return False  # DuckDB's 64-bit hash is a DuckDB-only optimisation
     if FORCE_HASH_PARTITION is not None:
         return FORCE_HASH_PARTITION
     q = queries.load("online/partition_check")
@@ -182,7 +184,7 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
     keyed = user_key and hashed and derive
     name = view_name(sat, gap) + ("__keyed" if keyed else "")
     _create(logs, name, available, key=key, part=["_oe_pk"] if hashed else key,
-            extra=["_oe_pk"] if keyed else [], sessions=True,
+            extra=["_oe_pk"] if keyed else [], sessions=True, hashed=hashed,
             gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive)
     return name, "_oe_pk" if keyed else "user_id"
 
@@ -198,7 +200,7 @@ def click_facts(logs: Logs) -> str:
     available = _checked_columns(logs)
     key = ["user_id"]
     _create(logs, CLICK_VIEW, available, key=key, part=key, extra=[], sessions=False,
-            gap_us=0, sat_dwell_ms=0.0, derive_sessions=False)
+            hashed=False, gap_us=0, sat_dwell_ms=0.0, derive_sessions=False)
     return CLICK_VIEW
 
 
@@ -223,11 +225,12 @@ def _checked_columns(logs: Logs) -> list[str]:
 
 
 def _create(logs: Logs, name: str, available: list[str], *, key: list[str], part: list[str],
-            extra: list[str], sessions: bool, **params: object) -> None:
+            extra: list[str], sessions: bool, hashed: bool, **params: object) -> None:
     # search_id, ts, query and the key columns are in the stream anyway; the other searches
     # columns ride on the search rows (DuckDB drops those a query over the view does not use)
     fixed = {"search_id", "ts", "query", *key}
     sql = _QUERY.render(key=key, part=part, carry=[c for c in available if c not in fixed],
-                        out=available, extra=extra, sessions=sessions)
+                        out=available, extra=extra, sessions=sessions, hashed=hashed,
+                        materialize=engines.optimisations(logs.con, _QUERY)["materialize"])
     queries.create(logs.con, name, sql,
                    params=_QUERY.bind(sql, pk_shift=PK_SHIFT, **params))

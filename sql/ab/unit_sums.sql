@@ -111,4 +111,5 @@ SELECT
     {{stats:coalesce(sum(@), 0) AS @}}
 FROM tagged
 WHERE period IS NOT NULL
-GROUP BY ALL
+-- unit, period, variant: by position, as the names unit and variant are also input columns
+GROUP BY 1, 2, 3

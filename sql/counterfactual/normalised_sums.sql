@@ -48,10 +48,10 @@ cells AS (
     SELECT unit, query, doc_id, cand_rank,
         sum(CASE WHEN usable THEN 1 ELSE 0 END) AS s,
         sum(CASE WHEN usable THEN clicked ELSE 0 END) AS c,
-        sum(CASE WHEN usable THEN exam ELSE 0.0 END) AS m,
-        sum(CASE WHEN usable THEN w * clicked ELSE 0.0 END) AS a,
-        sum(CASE WHEN usable THEN w * w * clicked ELSE 0.0 END) AS a2,
-        sum(CASE WHEN usable THEN exam_c - w * exam ELSE 0.0 END) AS b,
+        sum(CASE WHEN usable THEN exam ELSE CAST(0 AS DOUBLE) END) AS m,
+        sum(CASE WHEN usable THEN w * clicked ELSE CAST(0 AS DOUBLE) END) AS a,
+        sum(CASE WHEN usable THEN w * w * clicked ELSE CAST(0 AS DOUBLE) END) AS a2,
+        sum(CASE WHEN usable THEN exam_c - w * exam ELSE CAST(0 AS DOUBLE) END) AS b,
         sum(CASE WHEN usable AND w_raw > w THEN clicked ELSE 0 END) AS clipped,
         max(exam_c) AS exam_c,
         sum(CASE WHEN NOT usable AND NOT beyond_max_rank THEN clicked ELSE 0 END)
@@ -91,7 +91,7 @@ query_value AS (
 ),
 unit_mix AS (
     SELECT uq.unit, sum(uq.n) AS pages, sum(uq.n * uq.n_cand) AS slots,
-        sum(CAST(uq.n AS DOUBLE) * coalesce(qv.value, 0.0)) AS mix,
+        sum(CAST(uq.n AS DOUBLE) * coalesce(qv.value, CAST(0 AS DOUBLE))) AS mix,
         sum(uq.n * coalesce(qv.supported, 0)) AS supported
     FROM unit_query AS uq
     LEFT JOIN query_value AS qv ON qv.query = uq.query
@@ -111,7 +111,7 @@ unit_cells AS (
 click_weights AS (
     SELECT sum(co.g * ce.c) AS w1, sum(co.g * co.g * ce.c) AS w2,
         sum(ce.a + co.h * ce.c) AS dr_w1,
-        sum(ce.a2 + 2.0 * co.h * ce.a + co.h * co.h * ce.c) AS dr_w2
+        sum(ce.a2 + CAST(2 AS DOUBLE) * co.h * ce.a + co.h * co.h * ce.c) AS dr_w2
     FROM cells AS ce
     JOIN coef AS co ON co.query = ce.query AND co.doc_id = ce.doc_id
 ),
@@ -121,17 +121,17 @@ left_out AS (
     FROM {{pages}}
 )
 SELECT um.unit, um.pages, um.slots, um.supported,
-    um.mix + coalesce(uc.snips_resid, 0.0) AS snips,
-    um.mix + coalesce(uc.dr_resid, 0.0) AS dr,
+    um.mix + coalesce(uc.snips_resid, CAST(0 AS DOUBLE)) AS snips,
+    um.mix + coalesce(uc.dr_resid, CAST(0 AS DOUBLE)) AS dr,
     coalesce(uc.clicks_used, 0) AS clicks_used,
     coalesce(uc.clipped_clicks, 0) AS clipped_clicks,
     coalesce(un.clicks_without_propensity, 0) AS clicks_without_propensity,
     coalesce(un.clicks_beyond_max_rank, 0) AS clicks_beyond_max_rank,
     coalesce(un.shown_without_propensity, 0) AS shown_without_propensity,
-    (SELECT coalesce(w1, 0.0) FROM click_weights) AS weighted_sum,
-    (SELECT coalesce(w2, 0.0) FROM click_weights) AS weighted_sum2,
-    (SELECT coalesce(dr_w1, 0.0) FROM click_weights) AS dr_weighted_sum,
-    (SELECT coalesce(dr_w2, 0.0) FROM click_weights) AS dr_weighted_sum2,
+    (SELECT coalesce(w1, CAST(0 AS DOUBLE)) FROM click_weights) AS weighted_sum,
+    (SELECT coalesce(w2, CAST(0 AS DOUBLE)) FROM click_weights) AS weighted_sum2,
+    (SELECT coalesce(dr_w1, CAST(0 AS DOUBLE)) FROM click_weights) AS dr_weighted_sum,
+    (SELECT coalesce(dr_w2, CAST(0 AS DOUBLE)) FROM click_weights) AS dr_weighted_sum2,
     (SELECT coalesce(no_candidate, 0) FROM left_out) AS pages_without_candidate,
     (SELECT coalesce(no_unit, 0) FROM left_out) AS pages_without_unit,
     (SELECT coalesce(sum(repeated), 0) FROM unused) AS repeated_results

@@ -36,6 +36,6 @@ cand_query AS (
 )
 SELECT s.search_id, s.unit, s.query,
     cq.query IS NOT NULL AND s.unit IS NOT NULL AS used,
-    cq.n_cand, coalesce(cq.dm_value, 0.0) AS dm_value, cq.n_unseen
+    cq.n_cand, coalesce(cq.dm_value, CAST(0 AS DOUBLE)) AS dm_value, cq.n_unseen
 FROM s
 LEFT JOIN cand_query AS cq ON cq.query = s.query

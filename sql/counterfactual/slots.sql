@@ -59,7 +59,7 @@ weighed AS (
     SELECT unit, query, search_id, doc_id, cand_rank, dm_alpha, logged_rank, repeats,
         clicked, usable, beyond_max_rank, exam_c, dm_exam,
         CASE WHEN usable THEN p_l END AS exam,
-        CASE WHEN usable THEN exam_c / p_l END AS w_raw
+        CASE WHEN usable THEN CAST(exam_c AS DOUBLE) / p_l END AS w_raw
     FROM marked
 )
 SELECT unit, query, search_id, doc_id, cand_rank, dm_alpha, logged_rank, repeats, clicked,

@@ -44,7 +44,8 @@ teams AS (
 ),
 read_out AS (
     SELECT
-        sum(t.n_teams * (t.n_teams - 1) // 2) AS n,
+        -- n(n - 1) is even and far below 2^53: the DOUBLE division is exact
+        sum(CAST(CAST(t.n_teams * (t.n_teams - 1) AS DOUBLE) / 2 AS BIGINT)) AS n,
         count(*) FILTER (WHERE t.n_teams < 2) AS lonely,
         min(p.ts) FILTER (WHERE t.n_teams >= 2) AS first_ts,
         max(p.ts) FILTER (WHERE t.n_teams >= 2) AS last_ts

@@ -6,6 +6,8 @@
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
 -- params: experiment, win_start, win_end
 -- identifiers: none
+-- switches: materialize
+-- duckdb_only: materialize (DuckDB reads page_click_rows once; other engines plan it their way)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
 --   onlineeval.load_logs.
@@ -50,7 +52,7 @@ pages AS (
       AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
       AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
 ),
-page_click_rows AS MATERIALIZED (
+page_click_rows AS {{#materialize}}MATERIALIZED{{/materialize}} (
     -- read once: the loader's clicks view is itself a join, and it is used twice below
     SELECT c.search_id, c.rank, c.doc_id
     FROM clicks AS c

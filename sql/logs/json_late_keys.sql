@@ -4,6 +4,7 @@
 --   appearing later (a variant added to a log mid-way) is read too, not silently dropped.
 --   Python wrapper: onlineeval.logs.jsontypes.late_keys.
 -- grain: one row per distinct key of an object holding a key outside $known
+-- engines: duckdb (inspects JSON-lines files through DuckDB's reader)
 -- params: known
 -- identifiers: objects
 -- objects: the JSON files read as one JSON value per line (column json).

@@ -5,6 +5,7 @@
 --   is refused with the first offending line named instead of silently cast.
 --   Python wrapper: onlineeval.logs.jsontypes.check.
 -- grain: one row
+-- engines: duckdb (inspects JSON-lines files through DuckDB's reader (json_type, histogram))
 -- params: none
 -- identifiers: source, columns
 -- source: the JSON table read with every column of columns typed JSON.

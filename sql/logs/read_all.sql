@@ -3,6 +3,7 @@
 --   find out whether that file is the damaged one behind a read error.
 --   Python wrapper: onlineeval.logs.locate.
 -- grain: one row
+-- engines: duckdb (re-reads one file through DuckDB's reader to find a damaged one)
 -- params: none
 -- identifiers: source, columns
 -- outputs: rows BIGINT, a DuckDB hash of every row (discarded).

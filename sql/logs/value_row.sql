@@ -3,6 +3,7 @@
 --   column is, to name the file and row of a value that cannot be read as its column's type.
 --   Python wrapper: onlineeval.logs.locate.value_place.
 -- grain: at most one row
+-- engines: duckdb (locates a bad value in the user's Parquet files through DuckDB's reader)
 -- params: wanted
 -- identifiers: source, column
 -- source: the files read with their filename and file_row_number.

@@ -26,12 +26,11 @@ per_user AS (
     SELECT {{by,}} {{user}} AS _oe_user, count(*) AS searches,
         {{stats:sum(@) AS @}}
     FROM {{facts}}
-    GROUP BY ALL
+    GROUP BY {{by,}} {{user}}
 )
 SELECT {{by,}}
     count(*) AS users,
     sum(searches) AS searches,
     {{stats:sum(@) AS @}}
 FROM per_user
-GROUP BY ALL
-ORDER BY ALL
+{{#by}}GROUP BY {{by}} ORDER BY {{by}}{{/by}}

@@ -6,6 +6,8 @@
 --   users (or sessions) would share a partition and the numbers would be wrong, so the
 --   caller partitions by the key columns instead.
 -- grain: one row
+-- engines: duckdb (the gate of the DuckDB-only hashed switch of online/search_facts: DuckDB's
+--   64-bit hash; Spark's hash is 32-bit, and other engines partition by the key columns)
 -- params: pk_shift
 -- identifiers: key
 -- requires: the clean searches view of onlineeval.load_logs (user_id is never NULL there).

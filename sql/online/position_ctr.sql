@@ -34,7 +34,7 @@ SELECT {{by,}} rank,
     count(*) AS shown,
     count(n) AS clicked,
     coalesce(sum(n), 0)::BIGINT AS clicks,
-    count(n) / count(*) AS ctr
+    CAST(count(n) AS DOUBLE) / count(*) AS ctr
 FROM shown
-GROUP BY ALL
-ORDER BY ALL
+GROUP BY {{by,}} rank
+ORDER BY {{by,}} rank

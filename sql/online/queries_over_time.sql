@@ -19,5 +19,4 @@ SELECT {{by,}}
     count(DISTINCT query) AS queries,
     sum(has_click) AS has_click
 FROM {{source}}
-GROUP BY ALL
-ORDER BY ALL
+{{#by}}GROUP BY {{by}} ORDER BY {{by}}{{/by}}

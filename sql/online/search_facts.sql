@@ -6,7 +6,10 @@
 -- grain: one row per searches.search_id
 -- params: gap_us, sat_dwell_ms, derive_sessions, pk_shift
 -- identifiers: key, part, carry, out, extra
--- switches: sessions
+-- switches: sessions, hashed, materialize
+-- duckdb_only: hashed, materialize (DuckDB's 64-bit hash as an integer partition key, and
+--   reading the stream once; the definition is the query with both off, which partitions by
+--   the key columns: tests/online/test_facts.py and tests/engines show both give the same numbers)
 -- sessions: on, the full facts; off, only the facts that need no event stream (the search
 --   and its clicks: has_click, n_clicks, ranks, first click, results, query), from one hash
 --   aggregate of the clicks joined to the searches, with no window: the cheap view that
@@ -16,6 +19,7 @@
 -- requires: views searches(search_id, user_id, ts, session_id, query, n_results, ...) and
 --   clicks(search_id, rank, ts, dwell_ms) as built by onlineeval.load_logs (cleaned rows).
 -- key: the stream key, (user_id) when sessions are derived, (user_id, session_id) when given.
+-- hashed: DuckDB only: compute _oe_pk (below) for part and extra to use.
 -- part: what both windows partition by: the key columns, or _oe_pk = hash(key) >> $pk_shift
 --   (a UBIGINT; the shift is 0 except in tests, which force collisions with it; cast, as a
 --   bare integer parameter would make the shifted hash a HUGEINT). The caller
@@ -97,28 +101,33 @@
 WITH
 events AS (
     -- the searches (with the columns to carry) and, with sessions, every click with its
-    -- search's partition; BY NAME fills the carried columns of click rows with NULL
-    SELECT {{key,}} {{carry,}} hash({{key}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,
-        search_id, ts, query, false AS _oe_click, NULL::INTEGER AS _oe_rank,
-        NULL::DOUBLE AS _oe_dwell, query IS NOT NULL AS _oe_known_query
+    -- search's key; the carried columns, query and _oe_known_query are NULL on click rows
+    SELECT {{key,}} {{carry,}}
+        {{#hashed}}hash({{key}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,{{/hashed}}
+        search_id, ts, query, false AS _oe_click, CAST(NULL AS INTEGER) AS _oe_rank,
+        CAST(NULL AS DOUBLE) AS _oe_dwell, query IS NOT NULL AS _oe_known_query
     FROM searches
     {{#sessions}}
-    UNION ALL BY NAME
-    SELECT {{key:s.,}} hash({{key:s.}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,
-        c.search_id, c.ts, true AS _oe_click, c.rank AS _oe_rank, c.dwell_ms AS _oe_dwell
+    UNION ALL
+    SELECT {{key:s.,}} {{carry:NULL AS @,}}
+        {{#hashed}}hash({{key:s.}}) >> CAST($pk_shift AS UTINYINT) AS _oe_pk,{{/hashed}}
+        c.search_id, c.ts, NULL AS query, true AS _oe_click, c.rank AS _oe_rank,
+        c.dwell_ms AS _oe_dwell, NULL AS _oe_known_query
     FROM clicks AS c
     JOIN searches AS s ON c.search_id = s.search_id
     {{/sessions}}
 ),
 {{#sessions}}
-flagged AS MATERIALIZED (
-    SELECT {{key,}} {{carry,}} _oe_pk, search_id, ts, query, _oe_click, _oe_rank,
+flagged AS {{#materialize}}MATERIALIZED{{/materialize}} (
+    SELECT {{key,}} {{carry,}} {{#hashed}}_oe_pk,{{/hashed}} search_id, ts, query, _oe_click,
+        _oe_rank,
         _oe_ord, _oe_known_query,
         $derive_sessions AND ts IS NOT NULL AND (
-            _oe_prev_ts IS NULL OR epoch_us(ts) - epoch_us(_oe_prev_ts) > $gap_us
+            _oe_prev_ts IS NULL OR date_diff('microsecond', _oe_prev_ts, ts) > $gap_us
         ) AS _oe_starts,
         coalesce(_oe_dwell, CASE WHEN _oe_next_in
-                THEN (epoch_us(_oe_next_ts) - epoch_us(ts)) / 1000.0 END) >= $sat_dwell_ms
+                THEN CAST(date_diff('microsecond', ts, _oe_next_ts) AS DOUBLE) / 1000
+                END) >= $sat_dwell_ms
             OR (_oe_dwell IS NULL AND ts IS NOT NULL AND NOT _oe_next_in) AS _oe_sat,
         _oe_next_in AND NOT _oe_next_click AND query IS NOT NULL
             AND _oe_next_query IS NOT NULL AND _oe_next_query <> query AS _oe_new_query
@@ -126,7 +135,7 @@ flagged AS MATERIALIZED (
         SELECT *,
             ts IS NOT NULL AND _oe_next_ts IS NOT NULL AND (
                 NOT $derive_sessions
-                OR epoch_us(_oe_next_ts) - epoch_us(ts) <= $gap_us
+                OR date_diff('microsecond', ts, _oe_next_ts) <= $gap_us
             ) AS _oe_next_in
         FROM (
             SELECT *,
@@ -166,7 +175,9 @@ stream2 AS (
     -- INTEGER counts (more than 2^31 clicks on one page would fail the cast, not wrap),
     -- reformulated and ttfc already computed (ts and first_click_ts then ride only when a
     -- caller selects them)
-    SELECT f.*{{#sessions}} EXCLUDE (_oe_rank, _oe_sat, _oe_new_query){{/sessions}},
+    SELECT {{key:f.,}} {{carry:f.,}} {{#hashed}}f._oe_pk,{{/hashed}} f.search_id, f.ts,
+        f.query, f._oe_click, f._oe_known_query,
+        {{#sessions}}f._oe_ord, f._oe_starts,{{/sessions}}
         CAST(CASE WHEN f._oe_click THEN 0 ELSE coalesce(cf._oe_n_clicks, 0) END AS INTEGER)
             AS _oe_n_clicks,
         {{#sessions}}
@@ -175,7 +186,7 @@ stream2 AS (
         f._oe_new_query AND coalesce(cf._oe_n_untimed, 0) = 0 AS _oe_reformulated,
         {{/sessions}}
         cf._oe_min_rank, cf._oe_first_ts,
-        (epoch_us(cf._oe_first_ts) - epoch_us(f.ts)) / 1e6 AS _oe_ttfc
+        CAST(date_diff('microsecond', f.ts, cf._oe_first_ts) AS DOUBLE) / 1000000 AS _oe_ttfc
     FROM {{#sessions}}flagged{{/sessions}}{{^sessions}}events{{/sessions}} AS f
     LEFT JOIN click_facts AS cf ON f.search_id = cf.search_id
     {{#sessions}}WHERE NOT f._oe_click OR f._oe_starts{{/sessions}}
@@ -228,7 +239,8 @@ SELECT {{extra,}} {{out}},
     _oe_n_sat::BIGINT AS n_sat_clicks,
     {{/sessions}}
     _oe_min_rank AS min_click_rank,
-    CASE WHEN _oe_n_clicks = 0 THEN 0.0 ELSE 1.0 / _oe_min_rank END AS rr,
+    CASE WHEN _oe_n_clicks = 0 THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) / _oe_min_rank
+        END AS rr,
     (_oe_n_clicks = 0 OR _oe_min_rank IS NOT NULL)::INTEGER AS known_rr,
     _oe_first_ts AS first_click_ts,
     _oe_ttfc AS ttfc_s,

@@ -20,7 +20,7 @@ per_query AS (
         sum(has_click) AS has_click
     FROM {{source}}
     WHERE query IS NOT NULL
-    GROUP BY ALL
+    GROUP BY {{by,}} query
 ),
 ranked AS (
     SELECT *,

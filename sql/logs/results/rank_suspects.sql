@@ -6,6 +6,8 @@
 --   then confirms or rules out exactly (so the engine's hash changes no number). Like a
 --   repeated search_id, a rank is repeated whatever the other row holds.
 -- grain: one row
+-- engines: duckdb (a pre-check with DuckDB's hash and bit_count; logs/results/duplicate_ranks
+--   decides every suspect exactly, so another engine runs that one on all groups)
 -- params: none
 -- identifiers: source
 -- source: the typed view of the results (onlineeval.logs.tables.Table.typed).

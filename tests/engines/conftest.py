@@ -1,0 +1,33 @@
+"""One local Spark session for the whole test session (starting one costs 5-50 s)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    pytest.importorskip("pyspark")
+    pytest.importorskip("sqlglot")
+    from onlineeval.engines import spark
+
+    # one shuffle partition: the test logs are small, and each task costs time on 2 cores
+    session = spark.session("local[2]", {"spark.sql.shuffle.partitions": "1"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def spark_con(spark_session):
+    """A connection of its own for each test (its temp views hold one log)."""
+    from onlineeval.engines import spark
+
+    return spark.SparkConnection(spark_session.newSession())
+
+
+@pytest.fixture(scope="module")
+def module_spark(spark_session):
+    """A factory of connections, one per log, for module-scoped log fixtures."""
+    from onlineeval.engines import spark
+
+    return lambda: spark.SparkConnection(spark_session.newSession())
