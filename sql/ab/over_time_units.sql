@@ -6,6 +6,8 @@
 --   (onlineeval.stats.tests).
 -- grain: one row per (unit, day) (cumulative: each day from the unit's first exposure day
 --   to the last exposure day)
+-- engines: duckdb (not yet ported: the calendar of days is DuckDB's generate_series table
+--   function; the readout's effect over time runs on DuckDB only for now)
 -- params: none
 -- identifiers: unit_rows, num, den
 -- switches: cumulative, per_unit

@@ -7,6 +7,8 @@
 --   row per request.
 -- grain: one row per distinct requested (variant, threshold) and unit of the variant with
 --   a value
+-- engines: duckdb (not yet ported: the requested thresholds arrive as a bound list that
+--   unnest expands; the readout's quantile metrics run on DuckDB only for now)
 -- params: variants, thresholds
 -- identifiers: rows
 -- rows: a view of ab/exposure_rows over ab/unit_sums by exposure keyed by the value column

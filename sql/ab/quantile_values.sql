@@ -5,6 +5,8 @@
 --   interval, onlineeval.stats.quantile); the values are sorted inside DuckDB, and one row
 --   per request leaves it.
 -- grain: one row per distinct requested (variant, rank) with 1 <= rank <= the variant's values
+-- engines: duckdb (not yet ported: the requested ranks arrive as a bound list that
+--   unnest expands; the readout's quantile metrics run on DuckDB only for now)
 -- params: variants, ranks
 -- identifiers: rows
 -- rows: a view of ab/exposure_rows over ab/unit_sums by exposure keyed by the value column

@@ -102,7 +102,8 @@ SELECT
     {{#daily}}
     CASE WHEN period = 'exp' THEN CAST(ts AS DATE) END AS day,
     CASE WHEN period = 'exp' THEN CAST(floor(
-        (epoch_us(ts) - epoch_us(_oe_first_exposure)) / CAST(86400000000 AS DOUBLE)
+        CAST(date_diff('microsecond', _oe_first_exposure, ts) AS DOUBLE)
+        / CAST(86400000000 AS DOUBLE)
     ) AS INTEGER) END AS exposure_day,
     {{/daily}}
     min(ts) AS first_ts,
@@ -111,5 +112,6 @@ SELECT
     {{stats:coalesce(sum(@), 0) AS @}}
 FROM tagged
 WHERE period IS NOT NULL
--- unit, period, variant: by position, as the names unit and variant are also input columns
-GROUP BY 1, 2, 3
+-- unit, period, variant (then key, day, exposure_day when switched on): by position, as the
+-- names unit and variant are also input columns
+GROUP BY 1, 2, 3{{#keyed}}, 4{{#daily}}, 5, 6{{/daily}}{{/keyed}}{{^keyed}}{{#daily}}, 4, 5{{/daily}}{{/keyed}}
