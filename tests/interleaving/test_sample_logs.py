@@ -10,8 +10,8 @@ from pathlib import Path
 
 import duckdb
 
-from onlineeval.interleaving import interleaving_readout
 from onlineeval.cli import main
+from onlineeval.interleaving import interleaving_readout
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_logs"
