@@ -7,8 +7,8 @@
 -- params: none
 -- identifiers: rows
 -- rows: a view of ab/over_time_units with cumulative (columns unit, variant, key, x, y)
--- outputs: unit VARCHAR (the unit as text), key DATE, x DOUBLE, y DOUBLE; ordered by unit
+-- outputs: unit VARCHAR (the unit as text), variant VARCHAR, key DATE, x DOUBLE, y DOUBLE; ordered by unit
 --   and key
-SELECT CAST(unit AS VARCHAR) AS unit, key, x, y
+SELECT CAST(unit AS VARCHAR) AS unit, variant, key, x, y
 FROM {{rows}}
 ORDER BY unit, key
