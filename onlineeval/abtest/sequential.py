@@ -88,6 +88,10 @@ def sequential_readout(
     ``srm_p_value`` (Pearson χ², fixed-horizon) and ``srm_sequential_p_value`` (Dirichlet-
     multinomial, always valid; equal split expected). ``attrs``: alpha, rho2 per metric,
     srm_alpha, control, treatment, experiment, unit, excluded.
+
+    Each metric's sequence is valid over all its looks, not over several metrics at once: no
+    correction across metrics is applied (for ``k`` metrics read together, Bonferroni's
+    ``alpha / k`` keeps the family-wise level over every look).
     """
     alpha = check_level(alpha)
     srm_alpha = check_level(srm_alpha)

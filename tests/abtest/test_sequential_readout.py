@@ -155,3 +155,22 @@ def test_duckdb_guard_is_real():
     con = Counting(duckdb.connect())
     con.execute("SELECT 1")
     assert con.statements == 1
+
+
+def test_cli_readout_sequential_is_the_api(logs, capsys):
+    import io
+
+    import pandas as pd
+
+    from onlineeval.cli import main
+
+    rc = main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential", "--looks", "3",
+               "--guardrails", "abandonment_rate", "--format", "csv"])
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    want = sequential_readout(logs, "control", "treatment", ["ctr", "abandonment_rate"],
+                              experiment=EXP, looks=3)
+    assert rc == 0 and list(got.columns) == list(want.columns) and len(got) == 6
+    np.testing.assert_allclose(got["p_value"], want["p_value"], rtol=1e-12)
+    assert list(got["stop"]) == list(want["stop"])
+    assert main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential",
+                 "--looks", "0"]) == 2
