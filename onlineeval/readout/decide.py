@@ -121,7 +121,7 @@ def _inconclusive_reason(r: MetricRow) -> str:
 
     have = (r.result.units_control or 0) + (r.result.units_treatment or 0)
     text = (f"{r.metric}: Δ {number(r.result.estimate, signed=True)} "
-            f"({percent(r.rel_lift)}) is {r.verdict}")
+            f"({percent(r.rel_lift)}), {r.verdict}")
     if np.isfinite(r.mde):
         text += (f"; detectable at the observed {count(have)} units (power 0.8): "
                  f"±{number(r.mde)} ({percent(r.mde_rel, signed=False)})")

@@ -102,8 +102,11 @@ def sensitivity(section: InterleavingSection, ab_row: MetricRow) -> Sensitivity:
     ab_units = int((r.units_control or 0) + (r.units_treatment or 0))
     ab_t = t_statistic(r.p_value, r.estimate, ab_row.df)
     interleaving_t = section.t_statistic
-    need = float(ab_units * (interleaving_t / ab_t) ** 2) \
-        if np.isfinite(ab_t) and np.isfinite(interleaving_t) else math.nan
+    # opposite signs: the A/B effect points the other way, so no number of A/B units
+    # gives the interleaving's decision
+    same_way = np.isfinite(ab_t) and np.isfinite(interleaving_t) and \
+        np.sign(ab_t) == np.sign(interleaving_t) and ab_t != 0
+    need = float(ab_units * (interleaving_t / ab_t) ** 2) if same_way else math.nan
     users = int(section.result.n)
     ratio = need / users if users and np.isfinite(need) else math.nan
     return Sensitivity(metric=ab_row.metric, ab_units=ab_units, ab_t=ab_t,

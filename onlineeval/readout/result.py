@@ -203,6 +203,8 @@ class Sensitivity:
     test with n units reaches |t| = |t_AB| sqrt(n / ab_units), so the same |t| (the same
     p-value, hence the same decision at any level) needs
     ``ab_units_needed = ab_units (t_IL / t_AB)^2``; ``ratio`` = that / interleaving_users.
+    Both are null when the two t point in opposite directions (or one is undefined): no
+    number of A/B units gives the same decision then.
     """
 
     metric: str

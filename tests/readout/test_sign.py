@@ -77,3 +77,32 @@ def test_per_query_section_equals_the_per_query_readout(readout):
     table = readout.interleaving.queries
     assert table["delta_q"].mean() == pytest.approx(q.estimate, rel=1e-12)
     assert table["delta_q"].notna().sum() == readout.interleaving.n_queries
+
+
+def test_sensitivity_by_hand():
+    """ab_units (t_IL / t_AB)^2, t_AB from the A/B row's estimate and standard error by hand,
+    t_IL from the per-user test (scipy's one-sample t on the readout's user_delta / CI)."""
+    import math
+
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ro = onlineeval.readout([ROOT / "sample_logs" / "ab", LOGS], experiment="s130_vs_s080",
+                                secondary=())
+        il = onlineeval.interleaving_readout(LOGS, "s130_vs_s080", team_a="s080")
+    (row,) = ro.rows("primary")
+    r = row.result
+    se = (r.ci_high - r.ci_low) / (2 * stats.t.isf(0.025, row.df))
+    t_ab = r.estimate / se
+    rec = il.iloc[0]
+    se_u = (rec["user_ci_high"] - rec["user_ci_low"]) / (2 * stats.t.isf(0.025, rec["df"]))
+    t_il = rec["user_delta"] / se_u
+    s = ro.interleaving.sensitivity
+    units = r.units_control + r.units_treatment
+    assert s.ab_units == units and s.interleaving_users == rec["n"]
+    assert s.ab_t == pytest.approx(t_ab, rel=1e-6)
+    assert s.interleaving_t == pytest.approx(t_il, rel=1e-6)
+    assert s.ab_units_needed == pytest.approx(units * (t_il / t_ab) ** 2, rel=1e-6)
+    assert s.ratio == pytest.approx(s.ab_units_needed / rec["n"], rel=1e-12)
+    assert math.isfinite(s.ab_units_needed)
