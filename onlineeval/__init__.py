@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     # A/B tests
     "abtest": "onlineeval.abtest",
     "power": "onlineeval.abtest",
+    "sequential_readout": "onlineeval.abtest.sequential",
+    "aa_test": "onlineeval.abtest.aa",
     # offline-online agreement
     "agreement": "onlineeval.agreement",
 }

@@ -10,6 +10,7 @@ DuckDB, however many units.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from onlineeval.abtest.units import (
     exposure_rows,
     moments_of,
     unit_sums_query,
-    xy_moments,
+    xy_moments_of_view,
 )
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
@@ -36,9 +37,6 @@ BY = ("day", "exposure_day")
 
 #: result columns after the lead (metric, variant, day or days_since_exposure, values)
 EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
-
-
-
 
 
 def effect_over_time(
@@ -86,36 +84,10 @@ def effect_over_time(
     min_units = check_min_units(min_units)
     if by not in BY:
         raise InvalidParameterError(f"by must be one of {', '.join(BY)}; got {by!r}")
-    logs = as_logs(logs)
-    chosen = usable(logs, metric)
-    if not logs.has("searches", "ts"):
-        raise InputError(
-            f"the effect over time needs search timestamps, but the log {logs.source} has no "
-            "searches.ts column"
-        )
-    window = analysis_window(start, end)
-    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
-    check_arms(known, control, treatment)
-    con = logs.con
-    rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
-    q = queries.load("ab/over_time_units")
-    per_unit = chosen.kind == "mean"
-    text = q.render(unit_rows=[rows], num=[chosen.num],
-                    den=[chosen.num if per_unit else chosen.den],
-                    cumulative=by == "day", per_unit=per_unit)
-    moments = xy_moments(con, "ab_over_time_units", text)
-    days = sorted(moments["key"].unique())
-    if not days:
-        raise SchemaError(
-            f"the experiment has no exposures{'' if start is None and end is None else ' in the window'}"
-        )
-    c = _arm(moments, control, days)
-    t = _arm(moments, treatment, days)
-    if not (c["n"] > 0).any() or not (t["n"] > 0).any():
-        empty = control if not (c["n"] > 0).any() else treatment
-        raise SchemaError(f"variant {empty!r} has 0 units in the analysed period")
-    stats = plain_test(chosen, moments_of(c), moments_of(t), alpha,
-                       c["n_den"].to_numpy(dtype=float), t["n_den"].to_numpy(dtype=float))
+    prep = over_time_units(logs, metric, experiment=experiment, unit=unit, start=start,
+                           end=end, cumulative=by == "day", arms=(control, treatment))
+    chosen, params, window, excluded = prep.metric, prep.params, prep.window, prep.excluded
+    days, c, t, stats = arm_stats(prep, control, treatment, alpha)
     key = "day" if by == "day" else "days_since_exposure"
     frame = _frame(stats, chosen, treatment, key, days, c, t, unit, alpha, min_units)
     frame.attrs.update({
@@ -127,12 +99,73 @@ def effect_over_time(
     return frame
 
 
+@dataclass(frozen=True)
+class OverTimeUnits:
+    """The per-unit rows of ``sql/ab/over_time_units.sql`` kept in DuckDB as ``view``."""
+
+    con: Any
+    view: str
+    metric: ABMetric
+    params: dict[str, Any]
+    window: Any
+    excluded: dict[str, int]
+    empty_message: str
+
+
+def over_time_units(
+    logs: Any, metric: str, *, experiment: str | None, unit: str, start: Any, end: Any,
+    cumulative: bool, arms: tuple[str, str] | None = None,
+) -> OverTimeUnits:
+    """One metric's per-unit ``(unit, variant, key, x, y)`` rows by day as a DuckDB view:
+    the one definition of the sums by day that the effect over time, the sequential readout
+    and the A/A harness read (``arms``: the two variants that must exist, if checked)."""
+    logs = as_logs(logs)
+    chosen = usable(logs, metric)
+    if not logs.has("searches", "ts"):
+        raise InputError(
+            f"the effect over time needs search timestamps, but the log {logs.source} has no "
+            "searches.ts column"
+        )
+    window = analysis_window(start, end)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
+    if arms is not None:
+        check_arms(known, *arms)
+    con = logs.con
+    rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
+    q = queries.load("ab/over_time_units")
+    per_unit = chosen.kind == "mean"
+    text = q.render(unit_rows=[rows], num=[chosen.num],
+                    den=[chosen.num if per_unit else chosen.den],
+                    cumulative=cumulative, per_unit=per_unit)
+    view = queries.create(con, "ab_over_time_units", text)
+    empty = ("the experiment has no exposures"
+             f"{'' if start is None and end is None else ' in the window'}")
+    return OverTimeUnits(con, view, chosen, params, window, excluded, empty)
+
+
+def arm_stats(
+    prep: OverTimeUnits, control: str, treatment: str, alpha: float,
+) -> tuple[list[Any], pd.DataFrame, pd.DataFrame, TwoArmStats]:
+    """Each arm's moments per key (``sql/ab/xy_moments.sql``: a few rows per day reach
+    Python) and the readout's test at every key."""
+    moments = xy_moments_of_view(prep.con, prep.view)
+    days = sorted(moments["key"].unique())
+    if not days:
+        raise SchemaError(prep.empty_message)
+    c = _arm(moments, control, days)
+    t = _arm(moments, treatment, days)
+    if not (c["n"] > 0).any() or not (t["n"] > 0).any():
+        empty = control if not (c["n"] > 0).any() else treatment
+        raise SchemaError(f"variant {empty!r} has 0 units in the analysed period")
+    stats = plain_test(prep.metric, moments_of(c), moments_of(t), alpha,
+                       c["n_den"].to_numpy(dtype=float), t["n_den"].to_numpy(dtype=float))
+    return days, c, t, stats
+
+
 def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> pd.DataFrame:
     """The arm's moments per day, in ``days`` order (0 units on a day it has none)."""
     rows = moments[moments["variant"] == variant].set_index("key").reindex(days)
     return rows.assign(n=rows["n"].fillna(0), n_den=rows["n_den"].fillna(0))
-
-
 
 
 def _frame(

@@ -444,7 +444,11 @@ def xy_moments(con: Any, name: str, units_sql: str,
     """The per-unit ``(variant, key, x, y)`` rows of the rendered ``units_sql`` (kept in
     DuckDB as the view ``name``) reduced to their moments per variant and key
     (``sql/ab/xy_moments.sql``); :func:`moments_of` reads them."""
-    view = queries.create(con, name, units_sql, params=params)
+    return xy_moments_of_view(con, queries.create(con, name, units_sql, params=params))
+
+
+def xy_moments_of_view(con: Any, view: str) -> pd.DataFrame:
+    """:func:`xy_moments` of rows already kept in DuckDB as ``view``."""
     q = load("ab/xy_moments")
     return con.execute(q.render(rows=[view])).df()
 

@@ -62,10 +62,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the HTML readout")
     parser.add_argument("--json", default=None, metavar="READOUT.json",
                         help="also write the readout as JSON")
+    parser.add_argument("--sequential", action="store_true",
+                        help="instead, one row per look and metric (primary and guardrails) "
+                        "with always-valid intervals and p-values and the first look the "
+                        "sequential test would stop at (onlineeval.sequential_readout; A/B "
+                        "logs; --control defaults to control, --treatment to treatment)")
+    parser.add_argument("--looks", default="day", metavar="day|N",
+                        help="with --sequential: read every calendar day (default) or N looks "
+                        "spread evenly")
     add_format_argument(parser)
 
 
+def _sequential(args: argparse.Namespace) -> int:
+    from onlineeval.abtest.sequential import parse_looks, sequential_readout
+    from onlineeval.cli._output import emit
+    from onlineeval.errors import InvalidParameterError
+
+    if len(args.logs) != 1 or args.output or args.json:
+        raise InvalidParameterError("--sequential reads one A/B log and writes to stdout: "
+                                    "drop the second LOGS, -o and --json")
+    looks = parse_looks(args.looks)
+    metrics = [m.strip() for m in f"{args.primary},{args.guardrails}".split(",") if m.strip()]
+    frame = sequential_readout(
+        load(args.logs[0]), args.control or "control", args.treatment or "treatment",
+        metrics, looks=looks, alpha=args.alpha, experiment=args.experiment,
+        start=args.start, end=args.end)
+    emit(frame, args.format, float_format="{:.4g}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.sequential:
+        return _sequential(args)
     from onlineeval.atomic import Output, fill
     from onlineeval.errors import InputError
     from onlineeval.readout import readout

@@ -22,7 +22,7 @@
 --   the readout's per-unit sums. Off, one row per day since first exposure k (exposure_day
 --   of ab/unit_sums): the units with exposures on their day k, with the sums of those
 --   exposures only.
--- outputs: variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
+-- outputs: unit, variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
 --   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator).
 WITH
 per_key AS (
@@ -49,9 +49,9 @@ days AS (
             AS g(d)
 ),
 unit_days AS (
-    SELECT r.variant, d.key, r.x, r.y
+    SELECT r.unit, r.variant, d.key, r.x, r.y
     FROM running AS r
     JOIN days AS d ON d.key >= r.since AND d.key < r.until
 ){{/cumulative}}
-SELECT variant, key, x, y
+SELECT unit, variant, key, x, y
 FROM {{#cumulative}}unit_days{{/cumulative}}{{^cumulative}}per_key{{/cumulative}}

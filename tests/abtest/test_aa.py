@@ -1,0 +1,137 @@
+"""aa_test: the vectorised per-split test equals effect_over_time (SQL moments) when the split
+is the real assignment; the false-positive counts are recounted here from the per-split
+statistics with the confidence sequence written out by hand; the binomial interval is the
+beta-quantile form of Clopper–Pearson; the salted hash is reproducible and balanced. The slow
+test is the calibration target of issue 17 on the sample logs."""
+
+import hashlib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import onlineeval
+from onlineeval import queries
+from onlineeval.abtest import effect_over_time
+from onlineeval.abtest.aa import (
+    PROCEDURES,
+    UnitDays,
+    aa_test,
+    clopper_pearson,
+    salted_arms,
+    split_tests,
+    unit_hashes,
+)
+from onlineeval.abtest.over_time import over_time_units
+from onlineeval.errors import InvalidParameterError
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "ab"
+EXP = "s130_vs_s080"
+
+
+@pytest.fixture(scope="module")
+def logs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return onlineeval.load_logs(str(SAMPLE))
+
+
+def cube_of(logs, metric, looks="day"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prep = over_time_units(logs, metric, experiment=EXP, unit="user_id", start=None,
+                               end=None, cumulative=True)
+    rows = logs.con.execute(queries.load("ab/aa_unit_days").render(rows=[prep.view])).df()
+    return prep.metric, UnitDays.of(rows, looks)
+
+
+@pytest.mark.parametrize("metric", ["ctr", "searches_per_unit"])
+def test_split_on_the_real_assignment_is_effect_over_time(logs, metric):
+    chosen, cube = cube_of(logs, metric)
+    treat = (cube.variants == "treatment").astype(float)[None, :]
+    got = split_tests(chosen, cube, treat, 0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = effect_over_time(logs, "control", "treatment", metric, experiment=EXP)
+    assert [d.date() for d in cube.looks] == list(want["day"])
+    np.testing.assert_allclose(np.asarray(got.abs_diff)[0], want["estimate"], rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(got.p_value)[0], want["p_value"], rtol=1e-7)
+    np.testing.assert_allclose(np.asarray(got.abs_ci_low)[0], want["ci_low"], rtol=1e-9)
+
+
+def test_counts_recounted_from_the_splits(logs):
+    res = aa_test(logs, "ctr", splits=40, looks=5, seed=3, experiment=EXP)
+    chosen, cube = cube_of(logs, "ctr", looks=5)
+    salts = np.random.default_rng(3).integers(0, np.iinfo(np.uint64).max, size=40,
+                                              dtype=np.uint64, endpoint=True)
+    treat = salted_arms(unit_hashes(cube.units), salts).astype(float)
+    t = split_tests(chosen, cube, treat, 0.05)
+    p, est, se = (np.asarray(a) for a in (t.p_value, t.abs_diff, t.abs_se))
+    n = cube.present.sum(axis=0)
+    two_log = -2 * np.log(0.05)
+    rho2 = (two_log + np.log(two_log + 1)) / n[-1]
+    a = n * rho2 + 1
+    seq_p = np.sqrt(a) * np.exp(-(est / se) ** 2 * n * rho2 / (2 * a))
+    want = [int((p[:, -1] < 0.05).sum()), int((p < 0.05).any(axis=1).sum()),
+            int((seq_p < 0.05).any(axis=1).sum())]
+    assert list(res["procedure"]) == list(PROCEDURES)
+    assert list(res["false_positives"]) == want
+    assert (res["looks"] == 5).all() and res.attrs["rho2"]["ctr"] == pytest.approx(rho2)
+    # the peeking count includes the last-look count, and sequential never exceeds peeking
+    assert want[0] <= want[1] and want[2] <= want[1]
+
+
+def test_clopper_pearson_is_the_beta_quantiles():
+    lo, hi = clopper_pearson(7, 50)
+    assert lo == pytest.approx(stats.beta.ppf(0.025, 7, 44), rel=1e-9)
+    assert hi == pytest.approx(stats.beta.ppf(0.975, 8, 43), rel=1e-9)
+    assert clopper_pearson(0, 50)[0] == 0.0
+    assert clopper_pearson(0, 50)[1] == pytest.approx(1 - 0.025 ** (1 / 50), rel=1e-9)
+
+
+def test_salted_hash_reproducible_balanced_and_salt_dependent():
+    units = [f"u{i}" for i in range(4000)]
+    h = unit_hashes(units)
+    assert int(h[0]) == int.from_bytes(hashlib.blake2b(b"u0", digest_size=8).digest(), "little")
+    salts = np.array([1, 2, 2**63 + 5], dtype=np.uint64)
+    arms = salted_arms(h, salts)
+    assert arms.shape == (3, 4000) and set(np.unique(arms)) == {0, 1}
+    assert (arms == salted_arms(h, salts)).all()
+    # each split about half and half; different salts give different splits
+    assert all(abs(row.mean() - 0.5) < 4 * 0.5 / np.sqrt(4000) for row in arms)
+    assert 0.4 < (arms[0] != arms[1]).mean() < 0.6
+
+
+def test_bad_parameters(logs):
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(InvalidParameterError):
+            aa_test(logs, "ctr", splits=bad, experiment=EXP)
+    with pytest.raises(InvalidParameterError):
+        aa_test(logs, "ctr", splits=5, looks="hour", experiment=EXP)
+
+
+def test_cli_aa_runs_tiny(capsys):
+    from onlineeval.cli import main
+
+    rc = main(["aa", str(SAMPLE), "--experiment", EXP, "--splits", "8", "--looks", "3",
+               "--format", "csv"])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0 and out[0].startswith("metric,procedure,looks,splits")
+    assert len(out) == 4 and all(",3,8," in line for line in out[1:])
+    assert main(["aa", str(SAMPLE), "--looks", "hourly"]) == 2
+
+
+@pytest.mark.slow
+def test_sequential_holds_alpha_while_peeking_inflates(logs):
+    res = aa_test(logs, ["ctr", "searches_per_unit"], splits=500, looks="day", seed=0,
+                  experiment=EXP).set_index(["metric", "procedure"])
+    for metric in ("ctr", "searches_per_unit"):
+        seq = res.loc[(metric, "sequential, any look")]
+        peek = res.loc[(metric, "fixed-horizon, any look")]
+        last = res.loc[(metric, "fixed-horizon, last look")]
+        assert seq["looks"] == 15
+        assert seq["ci_low"] <= 0.05  # at most alpha, within its binomial interval
+        assert peek["ci_low"] > 0.05  # peeking at 15 looks: inflated beyond doubt
+        assert last["ci_low"] <= 0.05 <= last["ci_high"]

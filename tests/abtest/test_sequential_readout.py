@@ -1,0 +1,176 @@
+"""sequential_readout: each look's always-valid interval and p-value are the normal-mixture
+confidence sequence computed here by hand from the fixed-horizon estimate and standard error
+at that look (effect_over_time's row for the day), all looks come from one SQL pass, and the
+SRM columns are scipy's chi-square and the Dirichlet-multinomial Bayes factor written out."""
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import gammaln
+
+import onlineeval
+from onlineeval.abtest import effect_over_time
+from onlineeval.abtest.sequential import look_indices, sequential_readout
+from onlineeval.errors import InvalidParameterError
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "ab"
+EXP = "s130_vs_s080"
+
+
+@pytest.fixture(scope="module")
+def logs():
+    return onlineeval.load_logs(str(SAMPLE))
+
+
+def hand_sequence(est, se, n, alpha, rho2):
+    """Waudby-Smith et al. normal mixture, written from the formula, running over looks."""
+    lo, hi, p = [], [], []
+    for e, s, t in zip(est, se, n, strict=True):
+        sigma = s * np.sqrt(t)
+        a = t * rho2 + 1
+        margin = np.sqrt(2 * a / (t * t * rho2) * np.log(np.sqrt(a) / alpha))
+        lo.append(e - sigma * margin)
+        hi.append(e + sigma * margin)
+        p.append(min(1.0, np.sqrt(a) * np.exp(-(e / s) ** 2 * t * rho2 / (2 * a))))
+    return (np.maximum.accumulate(lo), np.minimum.accumulate(hi), np.minimum.accumulate(p))
+
+
+@pytest.mark.parametrize("metric", ["ctr", "searches_per_unit"])
+def test_each_look_is_the_sequence_of_the_fixed_horizon_estimate(logs, metric):
+    seq = sequential_readout(logs, "control", "treatment", metric, experiment=EXP)
+    fixed = effect_over_time(logs, "control", "treatment", metric, experiment=EXP)
+    assert list(seq["look_end"]) == list(fixed["day"])
+    assert (seq["units_control"].to_numpy() == fixed["units_control"].to_numpy()).all()
+    est = fixed["estimate"].to_numpy()
+    # the fixed-horizon standard error, recovered from its t interval and df
+    se = (fixed["ci_high"] - fixed["ci_low"]).to_numpy() / (
+        2 * stats.t.ppf(0.975, fixed["df"].to_numpy()))
+    n = (fixed["units_control"] + fixed["units_treatment"]).to_numpy(dtype=float)
+    two_log = -2 * np.log(0.05)
+    rho2 = (two_log + np.log(two_log + 1)) / n[-1]
+    lo, hi, p = hand_sequence(est, se, n, 0.05, rho2)
+    np.testing.assert_allclose(seq["estimate"], est, rtol=1e-12)
+    np.testing.assert_allclose(seq["ci_low"], lo, rtol=1e-9)
+    np.testing.assert_allclose(seq["ci_high"], hi, rtol=1e-9)
+    np.testing.assert_allclose(seq["p_value"], p, rtol=1e-9)
+    np.testing.assert_allclose(seq["fixed_p_value"], fixed["p_value"], rtol=1e-12)
+    np.testing.assert_allclose(seq["fixed_ci_low"], fixed["ci_low"], rtol=1e-12)
+    below = p < 0.05
+    first = np.argmax(below) if below.any() else len(p)
+    assert list(seq["stop"]) == [i >= first for i in range(len(p))]
+    assert seq.attrs["rho2"][metric] == pytest.approx(rho2, rel=1e-12)
+
+
+def test_ctr_effect_stops_and_given_rho2_is_used(logs):
+    seq = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP, rho2=1e-3)
+    assert seq.attrs["rho2"]["ctr"] == 1e-3
+    assert seq["stop"].iloc[-1] and not seq["stop"].iloc[0]
+
+
+def test_n_looks_are_a_subset_of_the_daily_looks(logs):
+    daily = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP)
+    four = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP, looks=4,
+                              rho2=daily.attrs["rho2"]["ctr"])
+    assert len(daily) == 15 and len(four) == 4
+    picked = daily.set_index("look_end").loc[list(four["look_end"])]
+    np.testing.assert_allclose(four["estimate"], picked["estimate"], rtol=1e-12)
+    np.testing.assert_allclose(four["fixed_p_value"], picked["fixed_p_value"], rtol=1e-12)
+    # fewer looks: the running intersection is over fewer intervals, never narrower
+    assert (four["ci_low"].to_numpy() <= picked["ci_low"].to_numpy() + 1e-15).all()
+    assert four["look_end"].iloc[-1] == daily["look_end"].iloc[-1]
+
+
+def test_look_indices():
+    assert list(look_indices(15, "day")) == list(range(15))
+    assert list(look_indices(15, 4)) == [3, 7, 11, 14]
+    assert list(look_indices(3, 10)) == [0, 1, 2]
+    assert list(look_indices(14, 1)) == [13]
+    for bad in (0, -1, 2.5, "hour", True):
+        with pytest.raises(InvalidParameterError):
+            look_indices(14, bad)
+
+
+def test_srm_columns_by_hand(logs):
+    seq = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP)
+    for _, row in seq.iterrows():
+        c, t = row["units_control"], row["units_treatment"]
+        assert row["srm_p_value"] == pytest.approx(
+            stats.chisquare([c, t], [(c + t) / 2] * 2).pvalue, rel=1e-12)
+    # Lindon & Malek's Bayes factor with a = 100 * (1/2, 1/2), running minimum of 1 / BF
+    c = seq["units_control"].to_numpy(dtype=float)
+    t = seq["units_treatment"].to_numpy(dtype=float)
+    log_bf = (gammaln(100) - gammaln(100 + c + t) + gammaln(50 + c) + gammaln(50 + t)
+              - 2 * gammaln(50) + (c + t) * np.log(2))
+    np.testing.assert_allclose(seq["srm_sequential_p_value"],
+                               np.minimum.accumulate(np.minimum(1, np.exp(-log_bf))), rtol=1e-9)
+
+
+class Counting:
+    """Counts the statements run through a DuckDB connection (the fetch guard pattern)."""
+
+    def __init__(self, con):
+        self._con = con
+        self.statements = 0
+
+    def execute(self, *a, **k):
+        self.statements += 1
+        return self._con.execute(*a, **k)
+
+    def sql(self, *a, **k):
+        self.statements += 1
+        return self._con.sql(*a, **k)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+def statements_for(window_end, looks):
+    logs = onlineeval.load_logs(str(SAMPLE))
+    counting = Counting(logs.con)
+    logs.con = counting
+    frame = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP,
+                               end=window_end, looks=looks)
+    return counting.statements, len(frame)
+
+
+def test_all_looks_come_from_one_pass_whatever_their_number():
+    few, n_few = statements_for("2026-01-09", "day")
+    many, n_many = statements_for(None, "day")
+    assert (n_few, n_many) == (4, 15)
+    # the same statements for 4 looks as for 15: the log is not re-read once per look
+    assert few == many
+    logs = onlineeval.load_logs(str(SAMPLE))
+    two_metrics = Counting(logs.con)
+    logs.con = two_metrics
+    sequential_readout(logs, "control", "treatment", ["ctr", "abandonment_rate"],
+                       experiment=EXP)
+    # and one pass per metric
+    assert two_metrics.statements == 2 * many
+
+
+def test_duckdb_guard_is_real():
+    con = Counting(duckdb.connect())
+    con.execute("SELECT 1")
+    assert con.statements == 1
+
+
+def test_cli_readout_sequential_is_the_api(logs, capsys):
+    import io
+
+    import pandas as pd
+
+    from onlineeval.cli import main
+
+    rc = main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential", "--looks", "3",
+               "--guardrails", "abandonment_rate", "--format", "csv"])
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    want = sequential_readout(logs, "control", "treatment", ["ctr", "abandonment_rate"],
+                              experiment=EXP, looks=3)
+    assert rc == 0 and list(got.columns) == list(want.columns) and len(got) == 6
+    np.testing.assert_allclose(got["p_value"], want["p_value"], rtol=1e-12)
+    assert list(got["stop"]) == list(want["stop"])
+    assert main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential",
+                 "--looks", "0"]) == 2
