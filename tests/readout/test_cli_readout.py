@@ -91,16 +91,3 @@ def test_number_format():
     assert count(3157.7) == "3,158"
     assert when(pd.Timestamp("2026-01-05")) == "2026-01-05"
     assert when(pd.Timestamp("2026-01-05 10:03:31.9")) == "2026-01-05 10:03"
-
-
-def test_readme_example_is_what_the_command_prints(capsys, monkeypatch):
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("<!-- section:readout -->"):]
-    cmd = section[section.index("$ onlineeval readout "):].splitlines()[0]
-    shown = section[section.index(cmd) + len(cmd) + 1:section.index("```\n", section.index(cmd))]
-    monkeypatch.chdir(root)
-    assert main(cmd.removeprefix("$ onlineeval ").split()) == 0
-    assert capsys.readouterr().out == shown
