@@ -120,7 +120,7 @@ def screenshot(page: Path, png: Path, width: int = WINDOW_WIDTH,
 def sample_readout(directory: Path) -> Path:
     """The readout page of one experiment of the bundled sample logs, in ``directory``."""
     import onlineeval
-    from onlineeval.readout import html
+    from onlineeval.report import readout_page as html
 
     logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
     ro = onlineeval.readout(

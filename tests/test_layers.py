@@ -27,13 +27,13 @@ LAYERS: tuple[frozenset[str], ...] = (
     # foundation: errors, registries, text and number formatting, SQL loading, safe writes
     frozenset({"onlineeval", "errors", "registry", "namespace", "terminal", "interrupt",
                "progress", "window", "queries", "db", "atomic", "formatting", "levels"}),
-    # statistics on arrays; loading click logs; the engines the SQL runs on
-    frozenset({"stats", "logs", "engines"}),
+    # statistics on arrays; loading click logs
+    frozenset({"stats", "logs"}),
     # the measurements: offline measures, online metrics, interleaving, click models
     frozenset({"offline", "online", "interleaving", "clickmodels"}),
     # analyses built on them
     frozenset({"abtest", "counterfactual", "simulate", "agreement"}),
-    # the experiment readout, built on the A/B and interleaving readouts
+    # the experiment readout (A/B, interleaving, offline prediction)
     frozenset({"readout"}),
     frozenset({"study"}),
     frozenset({"report"}),
@@ -175,8 +175,8 @@ def test_the_graph_reads_every_module_and_its_imports(graph):
     assert "onlineeval.report.build" in graph["onlineeval.cli.report"] or any(
         t.startswith("onlineeval.report") for t in graph["onlineeval.cli.report"])
     assert "onlineeval.cli" in graph["onlineeval.__main__"]
-    # a lazy re-export resolves to its module: report.build's
-    # `from onlineeval import position_ctr`
+    # a lazy re-export resolves to its module: report.build's `from onlineeval import
+    # position_ctr`
     assert "onlineeval.online" in graph["onlineeval.report.build"]
 
 

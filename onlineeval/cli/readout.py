@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     html = None
     if args.output is not None:
         try:
-            from onlineeval.readout import html  # the HTML readout (issue 14 §2)
+            from onlineeval.report import readout_page as html  # issue 14 §2
         except ImportError:
             raise InputError(
                 "HTML readout not available yet in this version: drop -o (use --json)"

@@ -749,3 +749,34 @@ def readout_html(readout: Any | Sequence[Any], title: str | None = None,
     out.extend(readout_section(ro, position_ctr=curves.get(name_of(ro))) for ro in many)
     out.append("</main></body></html>")
     return "\n".join(out)
+
+
+def position_ctr_of(logs: Any, ro: Any) -> pd.DataFrame | None:
+    """CTR per rank of each arm of the readout ``ro`` (``variant``, ``rank``, ``ctr``, ...)
+    from the A/B log among ``logs`` (one log or a list, as given to
+    :func:`onlineeval.readout`); None when there is no A/B log with a results table."""
+    from onlineeval import position_ctr
+    from onlineeval.logs.coerce import as_logs
+    from onlineeval.readout.compute import AB, detect_design
+
+    given = logs if isinstance(logs, list | tuple) else [logs]
+    ab = [x for x in map(as_logs, given) if detect_design(x) == AB]
+    if not ab or not getattr(ab[0], "has_results", False) or "ab" not in ro.designs:
+        return None
+    by = ("experiment", "variant") if ro.experiment is not None else ("variant",)
+    with warnings.catch_warnings():
+        # the readout already said what it had to about the log
+        warnings.simplefilter("ignore")
+        curves = position_ctr(ab[0], by=by)
+    if ro.experiment is not None:
+        curves = curves[curves["experiment"].astype(str) == str(ro.experiment)]
+    arms = [str(a) for a in (ro.control, *ro.treatments)]
+    return curves[curves["variant"].astype(str).isin(arms)].reset_index(drop=True)
+
+
+def render(ro: Any, logs: Any = None) -> str:
+    """The HTML page of the readout ``ro`` (``onlineeval readout -o``); ``logs`` (as given
+    to :func:`onlineeval.readout`) add the position CTR per arm, which the readout record
+    does not carry."""
+    curves = position_ctr_of(logs, ro) if logs is not None else None
+    return readout_html(ro, position_ctr=curves)

@@ -292,7 +292,7 @@ def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
     CLI's -o page shows the same numbers as the API's."""
     import onlineeval
     from onlineeval.cli import main
-    from onlineeval.readout import html as readout_page_of
+    from onlineeval.report import readout_page as readout_page_of
 
     logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
     args = dict(experiment="s200_vs_s100", guardrails=["abandonment_rate"],
