@@ -27,8 +27,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     # foundation: errors, registries, text and number formatting, SQL loading, safe writes
     frozenset({"onlineeval", "errors", "registry", "namespace", "terminal", "interrupt",
                "progress", "window", "queries", "db", "atomic", "formatting", "levels"}),
-    # statistics on arrays; loading click logs
-    frozenset({"stats", "logs"}),
+    # statistics on arrays; loading click logs; the engines the loaded logs run on
+    frozenset({"stats", "logs", "engines"}),
     # the measurements: offline measures, online metrics, interleaving, click models
     frozenset({"offline", "online", "interleaving", "clickmodels"}),
     # analyses built on them
