@@ -319,6 +319,43 @@ def case_two_arm_stats():
     assert r.n == 9
 
 
+def case_readout():
+    import warnings
+
+    searches, clicks = _ab_logs()
+    logs = onlineeval.load_logs(searches=searches, clicks=clicks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # too few units for a verdict: warned, not our point
+        ro = onlineeval.readout(logs, primary="ctr", secondary="searches_per_unit",
+                                alpha=0.1, design="ab")
+        plain = onlineeval.abtest(logs, metrics="ctr,searches_per_unit", alpha=0.1,
+                                  correction="none").set_index("metric")
+    rows = {row.metric: row for row in ro.metrics}
+    _check_records([row.result for row in ro.metrics])
+    for name, row in rows.items():
+        r = row.result
+        assert r.estimate == pytest.approx(plain.loc[name, "estimate"], rel=1e-12)
+        assert r.p_value == pytest.approx(plain.loc[name, "p_value"], rel=1e-12)
+        assert (r.units_control, r.units_treatment) == (
+            plain.loc[name, "units_control"], plain.loc[name, "units_treatment"])
+    # the primary family is ctr alone: Holm over one p-value leaves it as it is
+    assert (rows["ctr"].result.correction, rows["ctr"].result.family_size) == ("holm", 1)
+    assert rows["ctr"].result.p_adjusted == pytest.approx(rows["ctr"].result.p_value)
+    # a secondary metric is not in the family
+    assert rows["searches_per_unit"].result.correction is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        il = onlineeval.readout(_il_logs(), design="interleaving", alpha=0.2,
+                                n_resamples=200, treatment_team="B",
+                                control_team="A").interleaving
+    _check_records([il.result])
+    # case_interleaving_readout's log: Δ_AB of A is 4/6 − 1/2; the treatment B's is its negative
+    assert il.treatment_team == "B"
+    assert il.result.estimate == pytest.approx(-(4 / 6 - 0.5))
+    d_u = np.array([0.5, -0.5, 0.5, 0.0])
+    assert il.result.p_value == pytest.approx(stats.ttest_1samp(d_u, 0).pvalue, rel=1e-12)
+
+
 CASES = {
     "onlineeval.abtest.readout.abtest": case_abtest,
     "onlineeval.interleaving.readout.interleaving_readout": case_interleaving_readout,
@@ -333,6 +370,7 @@ CASES = {
     "onlineeval.abtest.over_time.effect_over_time": case_effect_over_time,
     "onlineeval.abtest.segments.segment_effects": case_segment_effects,
     "onlineeval.abtest.quantiles.quantile_effects": case_quantile_effects,
+    "onlineeval.readout.compute.readout": case_readout,
 }
 
 #: private helpers that build results for a public producer (covered through it)
@@ -340,6 +378,10 @@ COVERED_BY = {
     "onlineeval.interleaving.readout._compare":
         "onlineeval.interleaving.readout.interleaving_readout",
     "onlineeval.abtest.over_time._frame": "onlineeval.abtest.over_time.effect_over_time",
+    "onlineeval.interleaving.readout._rows":
+        "onlineeval.interleaving.readout.interleaving_readout",
+    "onlineeval.readout.ab._row": "onlineeval.readout.compute.readout",
+    "onlineeval.readout.interleaved._result": "onlineeval.readout.compute.readout",
 }
 
 #: the shape's own helpers (stats/results.py), which are what producers call
