@@ -84,6 +84,11 @@ EXEMPT: dict[str, str] = {
         "a result record: holds the level readout checked",
     "onlineeval.readout.result.SRM.__init__":
         "a result record: holds the level readout checked",
+    "onlineeval.abtest.aa.split_tests": "aa_test's arithmetic: receives the level aa_test "
+                                        "checked",
+    "onlineeval.abtest.over_time.arm_stats": "the shared step of effect_over_time and "
+                                             "sequential_readout: receives the level they "
+                                             "checked",
     "onlineeval.readout.ab.ab_part": "readout's A/B step: receives the level readout checked",
     "onlineeval.readout.interleaved.interleaving_part":
         "readout's interleaving step: receives the level readout checked",
@@ -159,6 +164,8 @@ CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "onlineeval.counterfactual.evaluation.evaluate": lambda: ((UNUSED, UNUSED), {}),
     "onlineeval.interleaving.readout.interleaving_readout": lambda: ((UNUSED,), {}),
     "onlineeval.readout.compute.readout": lambda: ((UNUSED,), {}),
+    "onlineeval.abtest.sequential.sequential_readout": lambda: ((UNUSED, "c", "t"), {}),
+    "onlineeval.abtest.aa.aa_test": lambda: ((UNUSED,), {}),
     "onlineeval.interleaving.significance.bootstrap_ci":
         lambda: (([1], [0], [0], [0]), {}),
     "onlineeval.interleaving.significance.user_test": lambda: (([1, 2], [0, 1], [0, 0]), {}),

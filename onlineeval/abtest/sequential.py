@@ -94,7 +94,7 @@ def sequential_readout(
     ``alpha / k`` keeps the family-wise level over every look).
     """
     alpha = check_level(alpha)
-    srm_alpha = check_level(srm_alpha)
+    srm_alpha = check_level(srm_alpha, "srm_alpha")
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments, load
+from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments
+from onlineeval.cli._logs import load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "aa"
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest.sequential import parse_looks
 
     looks = parse_looks(args.looks)
-    logs = load(args.logs)
+    logs = load(args, always_report=False)
     metrics = "ctr" if args.metrics is None else [m.strip() for m in args.metrics.split(",")]
     df = aa_test(logs, metrics, splits=args.splits, looks=looks, alpha=args.alpha,
                  seed=args.seed, experiment=args.experiment, unit=args.unit,

@@ -84,7 +84,7 @@ def _sequential(args: argparse.Namespace) -> int:
     looks = parse_looks(args.looks)
     metrics = [m.strip() for m in f"{args.primary},{args.guardrails}".split(",") if m.strip()]
     frame = sequential_readout(
-        load(args.logs[0]), args.control or "control", args.treatment or "treatment",
+        load(args, always_report=False, path=args.logs[0]), args.control or "control", args.treatment or "treatment",
         metrics, looks=looks, alpha=args.alpha, experiment=args.experiment,
         start=args.start, end=args.end)
     emit(frame, args.format, float_format="{:.4g}")

@@ -15,6 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from onlineeval.namespace import lazy_submodules
+
+# onlineeval.engines.spark / .dialects on first access (importing pyspark or sqlglot then)
+__getattr__ = lazy_submodules(__name__)
+
 #: the engines a command or load_logs may run on
 ENGINES: tuple[str, ...] = ("duckdb", "spark")
 

@@ -57,6 +57,8 @@ CALLS: dict[str, dict[str, Any]] = {
     "onlineeval.abtest.effect_over_time": {"control": "a", "treatment": "b"},
     "onlineeval.abtest.segment_effects": {"column": "query", "control": "a", "treatment": "b"},
     "onlineeval.abtest.quantile_effects": {"control": "a", "treatment": "b"},
+    "onlineeval.abtest.sequential_readout": {"control": "a", "treatment": "b"},
+    "onlineeval.abtest.aa_test": {"splits": 20},
     "onlineeval.interleaving.interleaving_readout": {"n_resamples": 20},
     "onlineeval.clickmodels.fit": {"model": "pbm", "max_iter": 5},
     "onlineeval.clickmodels.compare": {"models": "ctr,pbm", "max_iter": 5},

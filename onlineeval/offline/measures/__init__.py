@@ -30,6 +30,7 @@ Nicknames (trec_eval 10.0 ``measures.c``): ``official`` (the default set), ``all
 
 from __future__ import annotations
 
+from onlineeval.namespace import lazy_submodules
 from onlineeval.offline.measures import (  # noqa: F401  (registration side effects)
     average_precision,
     counts,
@@ -67,3 +68,6 @@ NICKNAMES["set"] = (
 )
 
 __all__ = ["MEASURES", "NICKNAMES", "Measure", "Option", "Params", "ordered"]
+
+# the other submodules (docs: the reference generator; rbo, top_k) on first access
+__getattr__ = lazy_submodules(__name__)
