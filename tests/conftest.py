@@ -92,8 +92,26 @@ def sample_study(sample_report: Any, tmp_path_factory: pytest.TempPathFactory) -
                        json.loads((out / "report.json").read_text(encoding="utf-8")), out)
 
 
+#: fixtures too expensive to set up on every xdist worker -> the group their users share; a
+#: group runs on one worker, which sets the fixture up once (the Spark session is a JVM of
+#: about 1 GB that takes 5-50 s to start)
+SHARED_FIXTURE_GROUPS = {
+    "sample_study": {"sample_study", "sample_report"},
+    "spark": {"spark_session", "spark_con", "module_spark"},
+}
+
+
+@pytest.fixture(scope="session")
+def shared_fixture_groups() -> dict[str, set[str]]:
+    return SHARED_FIXTURE_GROUPS
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests that use the sample study (directly or through another fixture) share a group."""
+    """Tests that use an expensive shared fixture (directly or through another fixture) share
+    its group; tests/test_xdist_groups.py checks that the groups reach the scheduler."""
     for item in items:
-        if {"sample_study", "sample_report"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("sample_study"))
+        used = set(getattr(item, "fixturenames", ()))
+        for group, fixtures in SHARED_FIXTURE_GROUPS.items():
+            if fixtures & used:
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
