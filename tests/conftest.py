@@ -94,10 +94,12 @@ def sample_study(sample_report: Any, tmp_path_factory: pytest.TempPathFactory) -
 
 #: fixtures too expensive to set up on every xdist worker -> the group their users share; a
 #: group runs on one worker, which sets the fixture up once (the Spark session is a JVM of
-#: about 1 GB that takes 5-50 s to start)
+#: about 1 GB that takes 5-50 s to start; tests/abtest's aa_population is a simulated
+#: experiment of 2,000 users)
 SHARED_FIXTURE_GROUPS = {
     "sample_study": {"sample_study", "sample_report"},
     "spark": {"spark_session", "spark_con", "module_spark"},
+    "aa_population": {"aa_population"},
 }
 
 
@@ -115,3 +117,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if fixtures & used:
                 item.add_marker(pytest.mark.xdist_group(group))
                 break
+        else:
+            if not any(True for _ in item.iter_markers("xdist_group")) and \
+                    _uses_module_fixture(item):
+                # --dist loadgroup sends ungrouped tests one by one, so each worker would set
+                # up the module's fixture again; its users go to one worker together
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def _uses_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs[-1].scope == "module" for name, defs in info.name2fixturedefs.items()
+               if defs and name in item.fixturenames)
