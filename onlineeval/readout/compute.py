@@ -93,6 +93,7 @@ def readout(
     srm_alpha: float = 0.001, expected_split: Mapping[str, float] | None = None,
     control_team: str | None = None, treatment_team: str | None = None,
     interleaving_experiment: str | None = None, n_resamples: int = 1000, seed: int = 0,
+    attribution_window: Any = None, event_type: str | None = None,
 ) -> Readout:
     """Should this experiment ship? Read out an A/B(/n) and/or interleaving experiment.
 
@@ -152,6 +153,12 @@ def readout(
     raises. An interleaving-only readout has no metric verdict; its section says which team
     users preferred.
 
+    attribution_window, event_type
+        With an events table: how long after a click or search an event is still
+        attributed to it (hours, or a duration such as ``"30min"``; default 24 h) and the
+        one event type the outcome metrics count (default every type); see
+        docs/conversions.md.
+
     Returns
     -------
     Readout
@@ -160,7 +167,7 @@ def readout(
     alpha = check_level(alpha)
     check_level(power, "power")
     srm_alpha = check_level(srm_alpha, "srm_alpha")
-    loaded = _logs_list(logs)
+    loaded = [lg.with_events(attribution_window, event_type) for lg in _logs_list(logs)]
     parts = _designs(loaded, design)
     primary_names = names(primary) if primary is not None else ["ctr"]
     if not primary_names:
