@@ -40,6 +40,18 @@ def add_mapping_arguments(parser: argparse.ArgumentParser) -> None:
                         'uid = "user_id"; one [table] per log table')
 
 
+def add_event_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--attribution-window`` and ``--event-type``: how the outcome metrics of a log with an
+    events table attribute its events (the API's ``attribution_window=``, ``event_type=``)."""
+    parser.add_argument("--attribution-window", default=None, metavar="DURATION",
+                        help="with an events table: how long after a click or search an event "
+                        "is still attributed to it: hours (24) or e.g. 30min, 7d, inf "
+                        "(default 24 h; both ends inclusive; docs/conversions.md)")
+    parser.add_argument("--event-type", default=None, metavar="TYPE",
+                        help="with an events table: count only events of this type (e.g. "
+                        "purchase) in conversions and revenue (default: every type)")
+
+
 def columns(args: argparse.Namespace) -> Any:
     """The ``columns=`` mapping the command line gives."""
     from onlineeval.logs.mapping_text import parse
@@ -67,4 +79,5 @@ def load(args: argparse.Namespace, *, always_report: bool = True, path: str | No
                          strict=bool(getattr(args, "strict", False)))
     if always_report or logs.report.excluded_total:
         print(logs.report.summary(), file=sys.stderr)
-    return logs
+    return logs.with_events(getattr(args, "attribution_window", None),
+                            getattr(args, "event_type", None))

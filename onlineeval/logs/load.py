@@ -74,6 +74,9 @@ class Logs:
         self._sources = sources or {}
         #: how events are attributed to searches (window, type): see with_events
         self.events = EventSettings()
+        #: the attribution warnings already given for this log (shared by its copies), so
+        #: a readout that reads the facts several times warns once
+        self.warned: set[str] = set()
         #: how the column mapping was written (the API's columns= or the command line's
         #: options), for advice given after the load
         self.spelling = mapping.spelling()
