@@ -336,3 +336,42 @@ def test_outcome_metrics_match_an_independent_pandas_computation(window, event_t
     conv = ab.set_index("metric").loc["conversion_rate"]
     assert conv["control_value"] == pytest.approx(got.loc["control", "conversion_rate"])
     assert len(attributed) > 300 and (attributed.isna()).sum() > 5
+
+
+def test_sequential_monitoring_reads_the_outcome_metrics():
+    # the last look reads every exposure: its estimate is the fixed-horizon A/B estimate
+    frames = _simulated()
+    kw = {"event_type": "purchase", "attribution_window": 2}
+    seq = _quiet(onlineeval.sequential_readout, frames, "control", "treatment",
+                 metrics=["conversion_rate", "revenue_per_unit"], **kw)
+    ab = _quiet(onlineeval.abtest, frames, control="control", treatment="treatment",
+                metrics="conversion_rate,revenue_per_unit", min_units=2,
+                **kw).set_index("metric")
+    for name in ("conversion_rate", "revenue_per_unit"):
+        last = seq[seq["metric"] == name].iloc[-1]
+        assert last["estimate"] == pytest.approx(ab.loc[name, "estimate"], rel=1e-9)
+    # a window of 2 h gives other numbers than the default 24 h: the setting is used
+    wide = _quiet(onlineeval.abtest, frames, control="control", treatment="treatment",
+                  metrics="revenue_per_unit", min_units=2, event_type="purchase")
+    assert wide.iloc[0]["control_value"] != ab.loc["revenue_per_unit", "control_value"]
+
+
+def test_the_cli_takes_the_event_options(tmp_path, capsys):
+    from onlineeval.cli import main
+
+    frames = _simulated()
+    for name, df in frames.items():
+        df.to_parquet(tmp_path / f"{name}.parquet", index=False)
+    assert main(["online", str(tmp_path), "--event-type", "purchase",
+                 "--attribution-window", "2h", "--format", "csv"]) == 0
+    got = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out)).set_index("variant")
+    want = _quiet(onlineeval.online_metrics, frames, event_type="purchase",
+                  attribution_window=2).set_index("variant")
+    for col in ("conversion_rate", "revenue_per_user", "mean_time_to_conversion_s"):
+        np.testing.assert_allclose(got[col], want[col], rtol=1e-12)
+    assert main(["abtest", str(tmp_path), "--metrics", "revenue_per_unit",
+                 "--event-type", "purchase", "--format", "csv"]) == 0
+    out = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert out.loc[0, "metric"] == "revenue_per_unit"
+    assert main(["online", str(tmp_path), "--attribution-window", "soon"]) == 2
+    assert "attribution_window" in capsys.readouterr().err
