@@ -314,7 +314,7 @@ def abtest(
                       "--treatment), which takes one variant or a list", DeprecationWarning,
                       stacklevel=2)
         treatment = treatments
-    logs = as_logs(logs).with_events(attribution_window, event_type)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     chosen = resolve(metrics, logs)
     if not chosen:
         raise InvalidParameterError(

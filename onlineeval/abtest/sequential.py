@@ -105,7 +105,7 @@ def sequential_readout(
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")
     frames, tuned, excluded = [], {}, {}
-    logs = as_logs(logs).with_events(attribution_window, event_type)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     for name in names:
         prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
                                end=end, cumulative=True, arms=(control, treatment))

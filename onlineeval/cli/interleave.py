@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 
 from onlineeval.cli._experiment_args import add_window_arguments
-from onlineeval.cli._logs import add_logs_arguments, load
+from onlineeval.cli._logs import add_event_arguments, add_logs_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
@@ -29,8 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "default), or its results that led to an event of this type in the "
                         "log's events table, e.g. purchase (docs/conversions.md); the "
                         "click columns then count events")
-    parser.add_argument("--attribution-window", default=None, metavar="DURATION",
-                        help="with --credit EVENT_TYPE: the attribution window (default 24 h)")
+    add_event_arguments(parser, event_type=False)
     parser.add_argument("--per-query", action="store_true",
                         help="per-query variant: outcomes averaged within each query first, "
                              "then across queries")

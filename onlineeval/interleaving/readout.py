@@ -240,7 +240,7 @@ def interleaving_readout(
     for name, value, low in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
-    logs = as_logs(logs).with_events(attribution_window)
+    logs = as_logs(logs, attribution_window=attribution_window)
     by = outcomes.check_by(logs, by)
     if per_query and not outcomes._has(logs, "searches", "query"):
         raise InputError(

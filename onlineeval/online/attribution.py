@@ -51,7 +51,7 @@ class UnattributedEventsWarning(UserWarning):
 
 def event_types(logs: Logs) -> dict[str, int]:
     """The event types of the log's clean events with their counts (empty without events)."""
-    if not logs.has_events:
+    if not getattr(logs, "has_events", False):
         return {}
     rows = logs.con.execute(queries.load("online/event_types").render()).fetchall()
     return {str(t): int(n) for t, n in rows}
@@ -159,7 +159,7 @@ def attribute_events(logs: Any, *, attribution_window: Any = None,
         rule`` (:data:`RULES`) and ``reason`` (:data:`REASONS`, when not attributed),
         ordered by event_no. Warns about unattributable events, by reason.
     """
-    logs = as_logs(logs).with_events(attribution_window, event_type)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     if not logs.has_events:
         raise InputError(f"the log {logs.source} has no events table (events.parquet/.csv/"
                          ".jsonl in the log directory, or events=)")

@@ -242,7 +242,7 @@ EVENT_COLUMNS: tuple[str, ...] = tuple(m.name for m in _OUTCOMES)
 def columns_for(logs: Logs) -> tuple[str, ...]:
     """The metric columns of ``online_metrics`` for ``logs``: :data:`COLUMNS`, then
     :data:`EVENT_COLUMNS` when the log has an events table."""
-    return (*COLUMNS, *EVENT_COLUMNS) if logs.has_events else COLUMNS
+    return (*COLUMNS, *EVENT_COLUMNS) if getattr(logs, "has_events", False) else COLUMNS
 
 
 def available(logs: Logs, column: str) -> bool:

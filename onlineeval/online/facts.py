@@ -200,7 +200,8 @@ def _with_events(logs: Logs, name: str, facts: str, session: list[str]) -> str:
     events (online/event_facts); its name carries the attribution settings when the log has
     events, since another window or type gives other facts."""
     attribution: list[str] = []
-    if logs.has_events:
+    events = bool(getattr(logs, "has_events", False))
+    if events:
         from onlineeval.online.attribution import attribution_view, warn_events
 
         view = attribution_view(logs)
@@ -209,7 +210,7 @@ def _with_events(logs: Logs, name: str, facts: str, session: list[str]) -> str:
         name += view.removeprefix("online_attribution")
     sessions = logs.has("searches", "session_id") or logs.has("searches", "ts")
     sql = _EVENTS.render(facts=[facts], attribution=attribution, session=session,
-                         events=logs.has_events, sessions=sessions)
+                         events=events, sessions=sessions)
     queries.create(logs.con, name, sql)
     return name
 

@@ -33,7 +33,7 @@ def metric_sums(
 
     Columns: the ``by`` columns, then the outputs of ``sql/online/metrics.sql``.
     """
-    logs = as_logs(logs).with_events(attribution_window, event_type)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     return _statistics(logs, resolve(logs, by), sat_dwell_s, session_gap_min)
 
 
@@ -97,7 +97,7 @@ def online_metrics(
     (:func:`onlineeval.online.search_facts`) aggregated per group; the ratios are taken in
     Python from the sums.
     """
-    logs = as_logs(logs).with_events(attribution_window, event_type)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     grouping = resolve(logs, by)
     warn_pooled_experiments(logs, grouping)
     stats = _statistics(logs, grouping, sat_dwell_s, session_gap_min)

@@ -9,6 +9,7 @@ from typing import Any
 
 from onlineeval.errors import InvalidParameterError, OnlineEvalError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.readout.ab import ab_part, names, parse_margins
 from onlineeval.readout.decide import decide
 from onlineeval.readout.interleaved import interleaving_part, sensitivity
@@ -24,8 +25,6 @@ class SampleRatioMismatchError(OnlineEvalError):
 
 
 def _logs_list(logs: Any) -> list[Any]:
-    from onlineeval.logs.coerce import as_logs
-
     items = list(logs) if isinstance(logs, list | tuple) else [logs]
     if not items or len(items) > 2:
         raise InvalidParameterError(
@@ -167,7 +166,8 @@ def readout(
     alpha = check_level(alpha)
     check_level(power, "power")
     srm_alpha = check_level(srm_alpha, "srm_alpha")
-    loaded = [lg.with_events(attribution_window, event_type) for lg in _logs_list(logs)]
+    loaded = [as_logs(lg, attribution_window=attribution_window, event_type=event_type)
+              for lg in _logs_list(logs)]
     parts = _designs(loaded, design)
     primary_names = names(primary) if primary is not None else ["ctr"]
     if not primary_names:
