@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "position_ctr": "onlineeval.online",
     "top_queries": "onlineeval.online",
     "queries_over_time": "onlineeval.online",
+    "attribute_events": "onlineeval.online",
     # simulation
     "simulate": "onlineeval.simulate",
     # offline judged metrics

@@ -6,7 +6,9 @@ edit here — except its value range, which an offline measure does not declare 
 Online metrics (``onlineeval.online.definitions.METRICS``) and A/B metrics
 (``onlineeval.abtest.metrics.METRICS``), on seeded random logs with hostile corners (zero-result
 pages, unknown ``n_results``, clicks without dwell or time, clicks before their search,
-repeated clicks, clicks not on the page, searches without a query):
+repeated clicks, clicks not on the page, searches without a query; events of clicked and
+unclicked docs, naming known and unknown searches, before every search, of unknown users,
+without a value, refunds, at the window's edge):
 
 * every value lies in the metric's declared ``bounds`` or is null, and is exactly the declared
   ``numerator / denominator`` of the sums ``metric_sums`` returns — null where that
@@ -65,7 +67,7 @@ def random_log(seed: int, users: int = 40) -> dict[str, pd.DataFrame]:
     """Searches, results and clicks of a few sessions per user, with hostile corners."""
     rng = np.random.default_rng(seed)
     start = pd.Timestamp("2024-03-01 08:00:00")
-    searches, results, clicks = [], [], []
+    searches, results, clicks, events = [], [], [], []
     for u in range(users):
         t = start + pd.Timedelta(minutes=int(rng.integers(0, 600)))
         variant = "control" if rng.random() < 0.5 else "treatment"
@@ -87,12 +89,29 @@ def random_log(seed: int, users: int = 40) -> dict[str, pd.DataFrame]:
                 clicks.append((sid, rank, ts, dwell))
                 if rng.random() < 0.1:
                     clicks.append((sid, rank, ts, dwell))          # a repeated click
+                if rng.random() < 0.4 and 1 <= rank <= n:         # bought what was clicked
+                    later = pd.Timedelta(hours=float(rng.choice([0.1, 3, 24, 30])))
+                    events.append((f"u{u}", (ts or t) + later, "purchase",
+                                   float(rng.choice([20.0, 5.5, -3.0])), None,
+                                   f"d{docs[rank - 1]}"))
+            kind = rng.random()
+            if kind < 0.15:                                          # names its search
+                events.append((None, t, "purchase", 10.0, sid, None))
+            elif kind < 0.3:                                         # no doc, no value
+                events.append((f"u{u}", t + pd.Timedelta(minutes=float(rng.choice([1, 90]))),
+                               "add_to_cart", None, None, None))
+        if rng.random() < 0.2:                                       # before every search
+            events.append((f"u{u}", start, "purchase", 1.0, None, None))
+    events += [("nobody", start, "purchase", 2.0, None, None),       # unknown user
+               (None, start, "purchase", 2.0, "no_such_search", None)]
     return {
         "searches": pd.DataFrame(searches, columns=["search_id", "user_id", "ts", "query",
                                                     "experiment", "variant", "n_results"])
         .astype({"n_results": "Int64"}),
         "results": pd.DataFrame(results, columns=["search_id", "rank", "doc_id"]),
         "clicks": pd.DataFrame(clicks, columns=["search_id", "rank", "ts", "dwell_ms"]),
+        "events": pd.DataFrame(events, columns=["user_id", "ts", "type", "value", "search_id",
+                                                "doc_id"]),
     }
 
 
@@ -140,7 +159,8 @@ def online_runs() -> dict:
         runs[seed]["no_clicks"] = _online(runs[seed]["no_clicks_logs"], ("variant",))
     one = random_log(5, users=1)
     one = {"searches": one["searches"].iloc[:1],
-           "clicks": one["clicks"].iloc[:0][["search_id", "rank"]]}
+           "clicks": one["clicks"].iloc[:0][["search_id", "rank"]],
+           "events": one["events"].iloc[:0]}
     runs["one"] = {"logs": _load(one)}
     runs["one"]["whole"] = _online(runs["one"]["logs"], ())
     return runs
@@ -193,6 +213,8 @@ def test_the_random_logs_exercise_the_corners(online_runs) -> None:
     assert 0 < sums["zero_result"] < sums["known_n_results"]
     assert 0 < sums["has_click"] < sums["searches"] and 0 < sums["reformulated"]
     assert 0 < sums["session_success"] < sums["session_first"]
+    assert 0 < sums["converted"] < sums["searches"]
+    assert 0 < sums["session_converted"] < sums["session_first"]
     assert len(ONLINE) >= 13 and len(OFFLINE) >= 40 and len(AB) >= len(ONLINE) - 3
 
 

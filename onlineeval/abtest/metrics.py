@@ -10,8 +10,13 @@ statistics of ``sql/online/metrics.sql`` — plus ``units`` (1 for every unit). 
     is finer than the randomization unit, so the variance comes from the delta method over
     per-unit sums (Deng, Knoblich & Lu 2018), never from a per-search binomial formula.
 ``mean``
-    A per-unit mean, ``den = units``: e.g. searches per unit. Welch's t by default
-    (Mann–Whitney U or bootstrap on request).
+    A per-unit mean, ``den = units``: e.g. searches per unit, revenue per unit. Welch's t by
+    default (Mann–Whitney U or bootstrap on request); this is the delta method's variance
+    for a denominator that is 1 for every unit.
+
+The outcome metrics (conversions, revenue, time to conversion: events attributed to
+searches, :mod:`onlineeval.online.attribution`) need an events table; without one they are
+left out of the default set like any metric whose columns the log lacks.
 
 A metric whose ``requires`` the log cannot satisfy (e.g. sessions without ``ts`` or
 ``session_id``) is left out of the default set, and reported as null when asked for.
@@ -23,8 +28,8 @@ from dataclasses import dataclass
 
 from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.online.definitions import COLUMNS as ONLINE_COLUMNS
+from onlineeval.online.definitions import EVENT_COLUMNS, missing_requirements
 from onlineeval.online.definitions import METRICS as ONLINE_METRICS
-from onlineeval.online.definitions import missing_requirements
 from onlineeval.online.facts import STATISTICS
 from onlineeval.registry import Registry
 
@@ -52,7 +57,8 @@ class ABMetric:
 METRICS: Registry[ABMetric] = Registry("metric")
 
 for _name, _m in ONLINE_METRICS.items():
-    if _m.denominator is not None:
+    # per user: the A/B test's per-unit means below say the same per randomization unit
+    if _m.denominator not in (None, "users"):
         METRICS.register(_name, ABMetric(_name, _m.numerator, _m.denominator, "ratio",
                                          _m.definition, _m.requires, _m.better, _m.bounds))
 
@@ -67,11 +73,20 @@ for _name, _num, _desc, _req in (
 ):
     METRICS.register(_name, ABMetric(_name, _num, "units", "mean", _desc, _req))
 
+_EVENTS = ONLINE_METRICS.get("conversion_rate").requires
+for _name, _num, _desc in (
+    ("events_per_unit", "n_events", "attributed events per randomization unit"),
+    ("revenue_per_unit", "revenue", "value of attributed events per randomization unit"),
+):
+    METRICS.register(_name, ABMetric(_name, _num, "units", "mean", _desc, _EVENTS, "higher",
+                                     (None, None) if _num == "revenue" else (0.0, None)))
+
 
 #: metric names in report order: the online metrics' order, then the per-unit means
 ORDER: tuple[str, ...] = (
     *(n for n in ONLINE_COLUMNS if n in METRICS),
     "searches_per_unit", "clicks_per_unit", "sessions_per_unit", "successful_sessions_per_unit",
+    *(n for n in EVENT_COLUMNS if n in METRICS), "events_per_unit", "revenue_per_unit",
 )
 
 

@@ -173,7 +173,8 @@ def abtest(
     test: str = "auto", expected_split: Mapping[str, float] | None = None,
     srm_alpha: float = 0.001, bootstrap_reps: int = 2000, seed: int = 0,
     start: Any = None, end: Any = None, cuped: bool | None = None,
-    min_units: int = MIN_UNITS, treatments: Any = None,
+    min_units: int = MIN_UNITS, treatments: Any = None, attribution_window: Any = None,
+    event_type: str | None = None,
 ) -> pd.DataFrame:
     """Compare each treatment variant with the control on each metric, per randomization unit.
 
@@ -248,6 +249,12 @@ def abtest(
     outcome); its other searches after it (another experiment or none, no variant, after
     ``end``) are left out and counted. Units without an exposure are not analysed.
 
+    attribution_window, event_type
+        With an events table: how long after a click or search an event is still
+        attributed to it (hours, or a duration such as ``"30min"``; default 24 h) and the
+        one event type the outcome metrics count (default every type); see
+        docs/conversions.md.
+
     Returns
     -------
     pandas.DataFrame
@@ -307,7 +314,7 @@ def abtest(
                       "--treatment), which takes one variant or a list", DeprecationWarning,
                       stacklevel=2)
         treatment = treatments
-    logs = as_logs(logs)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     chosen = resolve(metrics, logs)
     if not chosen:
         raise InvalidParameterError(

@@ -20,6 +20,7 @@ import pandas as pd
 from onlineeval.abtest.over_time import arm_stats, over_time_units
 from onlineeval.errors import InvalidParameterError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.sequential import confidence_sequence, optimal_rho2, sequential_srm
 from onlineeval.stats.srm import normalise_split, srm_test
 
@@ -62,6 +63,7 @@ def sequential_readout(
     logs: Any, control: str, treatment: str, metrics: Any = "ctr", *, looks: Any = "day",
     alpha: float = 0.05, rho2: float | None = None, experiment: str | None = None,
     unit: str = "user_id", start: Any = None, end: Any = None, srm_alpha: float = 0.001,
+    attribution_window: Any = None, event_type: str | None = None,
 ) -> pd.DataFrame:
     """Treatment − control at every look, with always-valid intervals and p-values.
 
@@ -77,6 +79,10 @@ def sequential_readout(
         arms), i.e. tuned for the planned end when the log holds the whole experiment. For a
         live experiment pass ``optimal_rho2(planned_units, alpha)``: a wrong guess costs
         width, never validity.
+
+    attribution_window, event_type
+        With an events table: the attribution window and the one event type the outcome
+        metrics count (docs/conversions.md).
 
     Returns one row per look and metric: ``metric``, ``look`` (1, 2, ...), ``look_end``
     (the day, a ``datetime.date``: the look reads every exposure up to its end),
@@ -99,6 +105,7 @@ def sequential_readout(
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")
     frames, tuned, excluded = [], {}, {}
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     for name in names:
         prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
                                end=end, cumulative=True, arms=(control, treatment))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from onlineeval.cli._logs import add_logs_arguments
+from onlineeval.cli._logs import add_event_arguments, add_logs_arguments
 
 
 def add_log_arguments(parser: argparse.ArgumentParser, logs_help: str) -> None:
@@ -20,6 +20,7 @@ def add_log_arguments(parser: argparse.ArgumentParser, logs_help: str) -> None:
                         help="randomization unit column of searches (default user_id)")
     parser.add_argument("--experiment", default=None,
                         help="experiment to analyse (required when the log holds several)")
+    add_event_arguments(parser)
 
 
 def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:

@@ -40,6 +40,21 @@ def add_mapping_arguments(parser: argparse.ArgumentParser) -> None:
                         'uid = "user_id"; one [table] per log table')
 
 
+def add_event_arguments(parser: argparse.ArgumentParser, *, event_type: bool = True) -> None:
+    """``--attribution-window`` and (with ``event_type``) ``--event-type``: how the outcome
+    metrics of a log with an events table attribute its events (the API's
+    ``attribution_window=``, ``event_type=``)."""
+    parser.add_argument("--attribution-window", default=None, metavar="DURATION",
+                        help="with an events table: how long after a click or search an event "
+                        "is still attributed to it: hours (24) or e.g. 30min, 7d, inf "
+                        "(default 24 h; both ends inclusive; docs/conversions.md)")
+    if not event_type:
+        return
+    parser.add_argument("--event-type", default=None, metavar="TYPE",
+                        help="with an events table: count only events of this type (e.g. "
+                        "purchase) in conversions and revenue (default: every type)")
+
+
 def columns(args: argparse.Namespace) -> Any:
     """The ``columns=`` mapping the command line gives."""
     from onlineeval.logs.mapping_text import parse
@@ -67,4 +82,7 @@ def load(args: argparse.Namespace, *, always_report: bool = True, path: str | No
                          strict=bool(getattr(args, "strict", False)))
     if always_report or logs.report.excluded_total:
         print(logs.report.summary(), file=sys.stderr)
-    return logs
+    from onlineeval.logs.coerce import as_logs
+
+    return as_logs(logs, attribution_window=getattr(args, "attribution_window", None),
+                   event_type=getattr(args, "event_type", None))

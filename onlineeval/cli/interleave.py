@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 
 from onlineeval.cli._experiment_args import add_window_arguments
-from onlineeval.cli._logs import add_logs_arguments, load
+from onlineeval.cli._logs import add_event_arguments, add_logs_arguments, load
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only this experiment (default: every experiment with "
                              "interleaved pages, each on its own rows, never pooled)")
     add_window_arguments(parser, "pages")
+    parser.add_argument("--credit", default="clicks", metavar="clicks|EVENT_TYPE",
+                        help="what a team is credited for: its clicked results (clicks, the "
+                        "default), or its results that led to an event of this type in the "
+                        "log's events table, e.g. purchase (docs/conversions.md); the "
+                        "click columns then count events")
+    add_event_arguments(parser, event_type=False)
     parser.add_argument("--per-query", action="store_true",
                         help="per-query variant: outcomes averaged within each query first, "
                              "then across queries")
@@ -58,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,
         control=args.control, treatment_first=True,
         alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, start=args.start,
-        end=args.end,
+        end=args.end, credit=args.credit, attribution_window=args.attribution_window,
     )
     _print_window(out.attrs["window"])
     if args.matrix:

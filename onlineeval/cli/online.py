@@ -47,9 +47,11 @@ def by_columns(args: argparse.Namespace, logs: Any) -> str | list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from onlineeval.online.definitions import COLUMNS, METRICS
+    from onlineeval.cli._logs import add_event_arguments
+    from onlineeval.online.definitions import COLUMNS, EVENT_COLUMNS, METRICS
 
     add_log_arguments(parser, "variant")
+    add_event_arguments(parser)
     parser.add_argument("--sat-dwell", type=float, default=30.0, metavar="SECONDS",
                         help="dwell from which a click is satisfied (default 30)")
     parser.add_argument("--session-gap", type=float, default=30.0, metavar="MINUTES",
@@ -58,6 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "metrics:\n" + "\n".join(
         f"  {name}: {METRICS.get(name).definition}" for name in COLUMNS
+    ) + "\nwith an events table (docs/conversions.md):\n" + "\n".join(
+        f"  {name}: {METRICS.get(name).definition}" for name in EVENT_COLUMNS
     )
 
 

@@ -7,7 +7,7 @@ import json
 import sys
 
 from onlineeval.cli._experiment_args import add_window_arguments
-from onlineeval.cli._logs import add_mapping_arguments, load
+from onlineeval.cli._logs import add_event_arguments, add_mapping_arguments, load
 from onlineeval.cli._output import add_format_argument
 
 NAME = "readout"
@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--segments", default=None, metavar="COL",
                         help="break the effect down by this searches column")
     add_window_arguments(parser, "exposures")
+    add_event_arguments(parser)
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="level of every test (default 0.05)")
     parser.add_argument("--design", choices=("auto", "ab", "interleaving"), default="auto",

@@ -12,7 +12,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from onlineeval.cli._logs import add_logs_arguments
+from onlineeval.cli._logs import add_event_arguments, add_logs_arguments
 from onlineeval.cli._output import emit
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 1 when any row would be excluded (the report "
                         "is printed either way)")
+    add_event_arguments(parser)
     parser.add_argument("--unit", default="user_id",
                         help="searches column counted as the units of each variant (default "
                         "user_id)")
@@ -48,20 +49,55 @@ def run(args: argparse.Namespace) -> int:
         # is loaded without strict mode to show everything there is
         warnings.simplefilter("ignore", ExcludedRowsWarning)
         logs = load_logs(args.logs, columns=columns(args))
+    logs = logs.with_events(args.attribution_window, args.event_type)
     found = describe(logs, unit=args.unit)
+    events = _events(logs)
     failed = bool(args.strict and found.excluded_total)
     if args.format == "json":
         out = found.to_dict()
+        if events is not None:
+            out["events"] = events
         out["strict"] = bool(args.strict)
         out["status"] = 1 if failed else 0
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print(found)
+        if events is not None:
+            _print_events(events)
         if failed:
             print(f"--strict: {found.excluded_total:,} row"
                   f"{'' if found.excluded_total == 1 else 's'} would be excluded (exit status 1)")
     return 1 if failed else 0
+
+
+def _events(logs: object) -> dict[str, object] | None:
+    """The events' types and how they are attributed (None without an events table)."""
+    from onlineeval.online.attribution import attribution_counts, check_event_type, event_types
+
+    if not getattr(logs, "has_events", False):
+        return None
+    check_event_type(logs)
+    return {"types": event_types(logs), "event_type": logs.events.event_type,
+            "attribution_window": logs.events.window_text,
+            "attribution": attribution_counts(logs)}
+
+
+def _print_events(events: dict) -> None:
+    from onlineeval.online.attribution import REASONS, RULES
+
+    out = sys.stdout
+    types = ", ".join(f"{t} {n:,}" for t, n in events["types"].items())
+    which = events["event_type"] or "every type"
+    counts = events["attribution"]
+    done = sum(counts[r] for r in RULES)
+    lost = sum(counts[r] for r in REASONS)
+    rules = ", ".join(f"{counts[r]:,} {r}" for r in RULES)
+    reasons = ", ".join(f"{counts[r]:,} {r}" for r in REASONS if counts[r])
+    out.write(f"\nevents: {types}\n")
+    out.write(f"  attributed to searches ({which}, window {events['attribution_window']}): "
+              f"{done:,} ({rules})\n")
+    out.write(f"  unattributable: {lost:,}" + (f" ({reasons})" if lost else "") + "\n")
 
 
 def _print(found: LogDescription) -> None:

@@ -137,7 +137,8 @@ def interleaving_readout(
     logs: Any, experiment: str | None = None, *, by: Sequence[str] | str = (),
     per_query: bool = False, team_a: str | None = None, alpha: float = 0.05,
     n_resamples: int = 1000, seed: int = 0, start: Any = None, end: Any = None,
-    control: str | None = None, treatment_first: bool = False,
+    control: str | None = None, treatment_first: bool = False, credit: str = "clicks",
+    attribution_window: Any = None,
 ) -> pd.DataFrame:
     """Read out interleaving experiments from a click log.
 
@@ -178,6 +179,13 @@ def interleaving_readout(
     start, end
         The window: only pages with ``start <= ts < end`` are read out (None: unbounded;
         strings like ``"2024-03-01"`` or datetimes, a value with a zone converted to UTC).
+    credit
+        What a team is credited for: ``"clicks"`` (its clicked results), or an event type of
+        the log's events table, e.g. ``"purchase"``: its results that led to an event of
+        that type (the event's doc_id on the page it is attributed to, docs/conversions.md).
+        With an event type, the columns named after clicks count events.
+    attribution_window
+        With event credit: the attribution window (hours, or e.g. ``"30min"``; default 24 h).
 
     Returns
     -------
@@ -232,17 +240,17 @@ def interleaving_readout(
     for name, value, low in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
-    logs = as_logs(logs)
+    logs = as_logs(logs, attribution_window=attribution_window)
     by = outcomes.check_by(logs, by)
     if per_query and not outcomes._has(logs, "searches", "query"):
         raise InputError(
             "the per-query readout needs searches.query, which this log does not have; "
             "drop per_query (--per-query)"
         )
-    pages = outcomes.page_outcomes(logs, experiment, start=start, end=end)
+    pages = outcomes.page_outcomes(logs, experiment, start=start, end=end, credit=credit)
     out = _rows(logs, by, per_query, team_a, control, treatment_first, alpha, n_resamples,
                 seed)
-    _warn_uncredited(out)
+    _warn_uncredited(out, credit)
     _warn_one_sided(out, by)
     _warn_unnamed(out)
     _warn_heavy_users(out, by)
@@ -251,6 +259,7 @@ def interleaving_readout(
         "start": lo, "end": hi, "first_page": pages.first_page, "last_page": pages.last_page,
         "pages_before_window": pages.before_window, "pages_after_window": pages.after_window,
     }
+    out.attrs["credit"] = credit
     return out
 
 
@@ -352,7 +361,7 @@ def _warn_one_sided(out: pd.DataFrame, by: Sequence[str]) -> None:
             )
 
 
-def _warn_uncredited(out: pd.DataFrame) -> None:
+def _warn_uncredited(out: pd.DataFrame, credit: str = "clicks") -> None:
     # a click on a multileaved page is counted once per pair: report each page's clicks once
     first = out.drop_duplicates(subset=[c for c in out.columns if c in ("experiment",
                                                                        "variant", "day")])
@@ -363,7 +372,13 @@ def _warn_uncredited(out: pd.DataFrame) -> None:
             f"{without:,} clicked results on interleaved pages have no team and were not "
             "credited to any ranker (column clicks_without_team)", stacklevel=3,
         )
-    if unmatched:
+    if unmatched and credit != "clicks":
+        warnings.warn(
+            f"{unmatched:,} {credit} events attributed to interleaved pages credit no result "
+            "(no doc_id, not on the page, or attributed as the user's last search, with no "
+            "click on it; column clicks_unmatched)", stacklevel=3,
+        )
+    elif unmatched:
         warnings.warn(
             f"{unmatched:,} clicks on interleaved pages match no result of their page and "
             "were not credited (column clicks_unmatched)", stacklevel=3,

@@ -82,6 +82,9 @@ def named(expr: str, name: str) -> str:
 _RANGED = {
     "count": ("integer", "@v@ >= 0"),
     "duration": ("double", "isfinite(@v@) AND @v@ >= 0"),
+    # an event's value (revenue): a refund may be negative, but NaN or infinity would make
+    # every sum it enters meaningless
+    "amount": ("double", "isfinite(@v@)"),
 }
 # an infinite timestamp ('infinity' in a TIMESTAMP column of a Parquet file) is no time
 _FINITE_TIME = "isfinite(@v@)"
@@ -185,6 +188,7 @@ KIND_WORDS = {
     "double": "a number",
     "count": "a whole number >= 0 (at most 2,147,483,647)",
     "duration": "a finite number >= 0",
+    "amount": "a finite number",
     "text": "text",
     "label": "text or a whole number",
 }

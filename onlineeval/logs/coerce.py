@@ -24,14 +24,25 @@ ACCEPTED = ("a Logs from onlineeval.load_logs, a path to a log directory, or a d
             "tables {'searches': ..., 'clicks': ..., 'results': ...} (DataFrames or paths)")
 
 
-def as_logs(logs: Any, *, loaded: bool = False, what: str = "") -> Any:
+def as_logs(logs: Any, *, loaded: bool = False, what: str = "",
+            attribution_window: Any = None, event_type: Any = None) -> Any:
     """The loaded log ``logs`` stands for (see the module docstring).
 
     With ``loaded``, only a log already loaded is accepted: a function whose result lives on
     the log's own connection (a view name) would leave it on a connection nobody holds;
     ``what`` names the function for that message. An object with a DuckDB ``con`` holding
     the views searches, results and clicks is taken as loaded.
+
+    ``attribution_window`` and ``event_type``, when not None, give the log other event
+    attribution settings (:meth:`Logs.with_events`: a copy; the log passed is unchanged).
     """
+    if attribution_window is not None or event_type is not None:
+        loaded_logs = as_logs(logs, loaded=loaded, what=what)
+        if not hasattr(loaded_logs, "with_events"):
+            raise InvalidParameterError(
+                "attribution_window and event_type need a log loaded with "
+                f"onlineeval.load_logs; got {type(logs).__name__}")
+        return loaded_logs.with_events(attribution_window, event_type)
     if isinstance(logs, Logs) or isinstance(getattr(logs, "con", None),
                                             duckdb.DuckDBPyConnection):
         return logs

@@ -1,4 +1,5 @@
-"""``load_logs``: open a click log as three clean DuckDB views, with a LoadReport.
+"""``load_logs``: open a click log as three clean DuckDB views (four with events), with a
+LoadReport.
 
 The plan keeps the data where it is. Each source table becomes a view over its files (or
 DataFrame); a second view converts columns to canonical names and types; validation runs a
@@ -10,6 +11,7 @@ log without problems is therefore read through plain projections.
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from pathlib import Path
@@ -26,6 +28,8 @@ from onlineeval.errors import (
     StrictModeError,
 )
 from onlineeval.logs import casting, jsontypes, mapping
+from onlineeval.logs.events import EventSettings
+from onlineeval.logs.events import settings as event_settings
 from onlineeval.logs.locate import one_line
 from onlineeval.logs.paths import EXTENSIONS, find_table, refuse_lake_folder
 from onlineeval.logs.report import EMPTY_RESULTS, REASONS, LoadReport
@@ -51,6 +55,8 @@ class Logs:
         Human description of where the log came from.
     has_results
         Whether a results table was given (``results`` is an empty view otherwise).
+    has_events
+        Whether an events table was given (there is no ``events`` view otherwise).
     """
 
     def __init__(
@@ -66,6 +72,11 @@ class Logs:
         self._extras = extras
         self._types = types or {}
         self._sources = sources or {}
+        #: how events are attributed to searches (window, type): see with_events
+        self.events = EventSettings()
+        #: the attribution warnings already given for this log (shared by its copies), so
+        #: a readout that reads the facts several times warns once
+        self.warned: set[str] = set()
         #: how the column mapping was written (the API's columns= or the command line's
         #: options), for advice given after the load
         self.spelling = mapping.spelling()
@@ -74,6 +85,23 @@ class Logs:
     def has_results(self) -> bool:
         """True when a results table was given."""
         return "results" in self._provided
+
+    @property
+    def has_events(self) -> bool:
+        """True when an events table (downstream outcomes: purchases, bookings, ...) was
+        given."""
+        return "events" in self._provided
+
+    def with_events(self, attribution_window: Any = None, event_type: Any = None) -> Logs:
+        """This log with other event attribution settings (a copy sharing the connection; the
+        arguments left None keep this log's): ``attribution_window`` a number of hours or a
+        duration such as ``"30min"``, ``event_type`` the one type of event the outcome
+        metrics count (None: every type). See :mod:`onlineeval.logs.events`."""
+        if attribution_window is None and event_type is None:
+            return self
+        out = copy.copy(self)
+        out.events = event_settings(attribution_window, event_type, self.events)
+        return out
 
     def has(self, table: str, column: str) -> bool:
         """Did the source provide ``column`` of ``table`` (after the column mapping)?
@@ -108,7 +136,7 @@ class Logs:
 
 def load_logs(
     path: str | os.PathLike[str] | None = None, *,
-    searches: Any = None, results: Any = None, clicks: Any = None,
+    searches: Any = None, results: Any = None, clicks: Any = None, events: Any = None,
     columns: dict[str, Any] | None = None, strict: bool = False,
     con: duckdb.DuckDBPyConnection | None = None, engine: Any = None,
 ) -> Logs:
@@ -117,9 +145,10 @@ def load_logs(
     Parameters
     ----------
     path
-        Directory holding ``searches.*``, ``clicks.*`` and optionally ``results.*``: each a
-        CSV, CSV.gz, TSV, Parquet or JSON-lines file, or a folder of such part files.
-    searches, results, clicks
+        Directory holding ``searches.*``, ``clicks.*`` and optionally ``results.*`` and
+        ``events.*``: each a CSV, CSV.gz, TSV, Parquet or JSON-lines file, or a folder of such
+        part files.
+    searches, results, clicks, events
         A table given directly: a path (file, folder of parts, or glob pattern) or a pandas
         DataFrame. Overrides the table of the same name found under ``path``.
     columns
@@ -148,7 +177,9 @@ def load_logs(
     Logs
         ``logs.con`` holds the clean views ``searches(search_id, user_id, ts, session_id,
         query, experiment, variant, n_results)``, ``results(search_id, rank, doc_id, team)``
-        and ``clicks(search_id, rank, doc_id, ts, dwell_ms)``.
+        and ``clicks(search_id, rank, doc_id, ts, dwell_ms)``; with an events table also
+        ``events(user_id, ts, type, value, search_id, doc_id)`` (see
+        ``docs/conversions.md``).
 
     Raises
     ------
@@ -169,7 +200,8 @@ def load_logs(
     target = engines.resolve(engine)
     try:
         with mapping.spelled_as(columns):
-            logs = _load(path, searches, results, clicks, columns, strict, con)
+            logs = _load(path, {"searches": searches, "results": results, "clicks": clicks,
+                                "events": events}, columns, strict, con)
     except (SchemaError, LogFormatError) as exc:
         # a path or column name may hold a line break: keep the message on one line
         exc.args = (one_line(str(exc)),)
@@ -181,18 +213,21 @@ def on_engine(logs: Logs, con: Any) -> Logs:
     """The clean tables of a log loaded (and validated, every exclusion counted) by DuckDB,
     as the same :class:`Logs` on another engine's connection (an
     :class:`onlineeval.engines.spark.SparkConnection`): every query after loading runs there.
-    The connection holds one log: its views ``searches``, ``results`` and ``clicks`` are
-    replaced."""
+    The connection holds one log: its views ``searches``, ``results`` and ``clicks`` (and
+    ``events`` when given) are replaced."""
     for name in TABLES:
-        con.register(name, logs.con.table(name))
-    return Logs(con, logs.report, logs.source, logs._provided, logs._extras)
+        if name != "events" or logs.has_events:
+            con.register(name, logs.con.table(name))
+    out = Logs(con, logs.report, logs.source, logs._provided, logs._extras)
+    out.events = logs.events
+    return out
 
 
 def _load(
-    path: str | os.PathLike[str] | None, searches: Any, results: Any, clicks: Any,
+    path: str | os.PathLike[str] | None, given: dict[str, Any],
     columns: dict[str, Any] | None, strict: bool, con: duckdb.DuckDBPyConnection,
 ) -> Logs:
-    specs, source = _collect(path, {"searches": searches, "results": results, "clicks": clicks})
+    specs, source = _collect(path, given)
     opened = {t: open_table(con, t, spec) for t, spec in specs.items()}
     opened = {t: jsontypes.late_keys(con, s, t) if s.format == "json" else s
               for t, s in opened.items()}
@@ -275,6 +310,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
     missing = [c for c in required if c not in out]
     if name == "clicks" and "rank" not in out and "doc_id" not in out:
         missing.append("rank or doc_id")
+    if name == "events" and "user_id" not in out and "search_id" not in out:
+        missing.append("user_id or search_id")
     if missing:
         other_sep = next((c for c in ";|\t," if len(cols) == 1 and c in cols[0]), None)
         hint = (
@@ -294,7 +331,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
         # Extra searches columns (e.g. a country to group by) are kept unless their name is
         # canonical in another table, which would make joins ambiguous.
         # Names starting with _oe_ are the loader's own.
-        others = {c.name for cs in SCHEMA.values() for c in cs}
+        # (the events' own columns, type and value, are not among them: events are joined
+        # with qualified names, and a searches column so named stays as it always was)
+        others = {c.name for t, cs in SCHEMA.items() if t != "events" for c in cs}
         extras = [c for c in out if c.lower() not in others
                   and not c.lower().startswith(_PREFIX)]
     if source.format == "json":
@@ -319,7 +358,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
 
 
 def _unify_ids(tables: dict[str, _Table]) -> None:
-    for column, members in (("search_id", TABLES), ("doc_id", ("results", "clicks"))):
+    for column, members in (("search_id", TABLES), ("doc_id", ("results", "clicks", "events")),
+                            ("user_id", ("searches", "events"))):
         present = [tables[t] for t in members if t in tables and tables[t].has(column)]
         target = casting.common_id_type([t.types[column] for t in present])
         if target is None:
@@ -347,7 +387,9 @@ def _placeholder(tables: dict[str, _Table], table: str, col: Column) -> str:
     if col.name == "search_id":
         sql_type = _id_type(tables, "search_id", TABLES)
     elif col.name == "doc_id":
-        sql_type = _id_type(tables, "doc_id", ("results", "clicks"))
+        sql_type = _id_type(tables, "doc_id", ("results", "clicks", "events"))
+    elif col.name == "user_id":
+        sql_type = _id_type(tables, "user_id", ("searches", "events"))
     elif col.kind == "id":
         sql_type = "VARCHAR"
     else:

@@ -1,10 +1,12 @@
-"""The canonical click-log schema: three tables, their columns, types and which are required.
+"""The canonical click-log schema: three tables (and an optional fourth, ``events``), their
+columns, types and which are required.
 
 Column kinds decide how a source column is converted:
 
 ``id``
     kept in its source type (VARCHAR or integer); ``search_id`` (all three tables) and
-    ``doc_id`` (results and clicks) are brought to one common type so joins work.
+    ``doc_id`` (results, clicks, events) and ``user_id`` (searches, events) are brought to one
+    common type so joins work.
 ``timestamp``
     ``TIMESTAMP`` (UTC when the source carries a time zone or an offset).
 ``integer`` / ``double`` / ``text``
@@ -14,16 +16,20 @@ Column kinds decide how a source column is converted:
     whole numbers, as pandas makes of integers with a missing value, becomes ``BIGINT``) or
     ``VARCHAR`` (any other type is read as text); arguments naming a variant compare with
     these values in their own type (:mod:`onlineeval.logs.variants`).
-``count`` / ``duration``
-    ``INTEGER`` >= 0 (n_results) / finite ``DOUBLE`` >= 0 (dwell_ms): a negative or infinite
-    value is a bad value, an error naming the file and column like one that does not convert.
+``count`` / ``duration`` / ``amount``
+    ``INTEGER`` >= 0 (n_results) / finite ``DOUBLE`` >= 0 (dwell_ms) / finite ``DOUBLE``
+    (an event's value; a refund may be negative): a value out of range is a bad value, an
+    error naming the file and column like one that does not convert.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-TABLES: tuple[str, ...] = ("searches", "results", "clicks")
+TABLES: tuple[str, ...] = ("searches", "results", "clicks", "events")
+
+#: tables a log may leave out (searches and clicks are always needed)
+OPTIONAL_TABLES: tuple[str, ...] = ("results", "events")
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,18 @@ SCHEMA: dict[str, tuple[Column, ...]] = {
         Column("ts", "timestamp"),
         Column("dwell_ms", "duration"),
     ),
+    # downstream outcomes (purchase, booking, ...), attributed to searches by
+    # onlineeval.online.attribution
+    "events": (
+        # user_id and/or search_id: at least one of the two must be present, and per row one
+        # of them must hold a value
+        Column("user_id", "id"),
+        Column("ts", "timestamp", True),
+        Column("type", "text", True),
+        Column("value", "amount"),
+        Column("search_id", "id"),
+        Column("doc_id", "id"),
+    ),
 }
 
 SQL_TYPE = {
@@ -69,6 +87,7 @@ SQL_TYPE = {
     "double": "DOUBLE",
     "count": "INTEGER",
     "duration": "DOUBLE",
+    "amount": "DOUBLE",
     "text": "VARCHAR",
     "label": "VARCHAR",
 }

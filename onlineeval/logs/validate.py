@@ -149,6 +149,8 @@ def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, Table],
         bar.update()
         _clicks(con, tables, report, classified, excluded_sids, facts)
         _final_searches(con, tables)
+        if "events" in tables:
+            _events(con, tables["events"], report, classified)
         bar.update()
     return classified
 
@@ -158,7 +160,9 @@ def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, Table],
 # Optional columns whose absence changes what the metrics do (derive sessions, n_results or
 # dwell; drop time-based metrics); an entirely empty one is treated as absent. Text columns
 # (query, variant, ...) are not checked: reading them costs, and empty they change nothing.
-_MAY_BE_EMPTY = frozenset({"ts", "session_id", "n_results", "rank", "doc_id", "dwell_ms"})
+_MAY_BE_EMPTY = frozenset({"ts", "session_id", "n_results", "rank", "doc_id", "dwell_ms",
+                           # optional in the events only (required elsewhere)
+                           "user_id", "search_id", "value"})
 
 
 def _optional(t: Table) -> list[str]:
@@ -367,3 +371,25 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, Table], report: Lo
             fill_doc=by_rank and facts["rank_only"] > 0, orphans=orphans,
             off_page=bool(by["not_on_page"]), nulls=bool(by["null_required"]),
             low_ranks=bool(by["rank_below_1"]))
+
+
+# --- events ---------------------------------------------------------------------------------
+
+def _events(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
+            classified: dict[str, str]) -> None:
+    """Validate the events and create their view. Only rows lacking a required value are
+    excluded here; whether an event belongs to a search of the log is attribution's question
+    (online/attribution counts the ones that do not, by reason)."""
+    _create(con, t, t.flagged, "logs/events/flag", source=[t.check],
+            text_user=t.types.get("user_id") == "VARCHAR",
+            text_search=t.types.get("search_id") == "VARCHAR")
+    bad, optional = _bad_flags(t), _optional(t)
+    row = _query(con, t, "logs/events/pass", source=[t.flagged], bad=bad, optional=optional)[0]
+    n, n_null = row[len(bad) + len(optional):]
+    _raise_bad_values(con, t, list(row[:len(bad)]), n)
+    _note_empty(report, t, list(row[len(bad):len(bad) + len(optional)]), n)
+    report.rows_read["events"] = n
+    _reason_counts(report, "events", ["null_required"], [n_null])
+    _create(con, t, t.classified, "logs/events/classified", source=[t.flagged])
+    classified["events"] = t.classified
+    _create(con, t, "events", "logs/events/clean", source=[t.flagged], nulls=bool(n_null))

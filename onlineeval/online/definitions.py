@@ -80,7 +80,7 @@ def markdown_table() -> str:
     """The metrics table of the README (a test checks the README holds exactly this)."""
     lines = ["| column | definition | edge cases | from the per-search facts |",
              "| --- | --- | --- | --- |"]
-    for name in COLUMNS:
+    for name in (*COLUMNS, *EVENT_COLUMNS):
         m = METRICS.get(name)
         lines.append(f"| `{name}` | {m.definition} | {m.edge_cases} | `{m.formula}` |")
     return "\n".join(lines)
@@ -183,11 +183,66 @@ _ALL = (
         (_SESSIONS,),
     ),
 )
-for _m in _ALL:
+_EVENTS = (("events.ts",),)
+_ATTRIBUTED = ("events are attributed to searches by the rules of docs/conversions.md "
+               "(window attribution_window); unattributable events count in no group")
+
+#: outcome metrics, from the events attributed to searches (online/event_facts); a log
+#: without an events table does not have them (they are left out, not NULL)
+_OUTCOMES = (
+    OnlineMetric(
+        "conversion_rate", "converted", "searches",
+        "searches with >= 1 attributed event / searches",
+        f"{_ATTRIBUTED}; several events on one search count once",
+        _EVENTS, better="higher", bounds=(0.0, 1.0),
+    ),
+    OnlineMetric(
+        "session_conversion_rate", "session_converted", "session_first",
+        "sessions with >= 1 event attributed to one of their searches / sessions",
+        f"{_ATTRIBUTED}; a session is counted in the group of its first search",
+        (*_EVENTS, _SESSIONS), better="higher", bounds=(0.0, 1.0),
+    ),
+    OnlineMetric(
+        "events_per_user", "n_events", "users",
+        "attributed events / distinct users",
+        f"{_ATTRIBUTED}; a user active in several groups counts in each",
+        _EVENTS, better="higher",
+    ),
+    OnlineMetric(
+        "revenue_per_user", "revenue", "users",
+        "sum of the value of attributed events / distinct users",
+        f"{_ATTRIBUTED}; an event without a value adds 0; negative values (refunds) count",
+        _EVENTS, better="higher", bounds=(None, None),
+    ),
+    OnlineMetric(
+        "revenue_per_search", "revenue", "searches",
+        "sum of the value of attributed events / searches",
+        f"{_ATTRIBUTED}; an event without a value adds 0; negative values (refunds) count",
+        _EVENTS, better="higher", bounds=(None, None),
+    ),
+    OnlineMetric(
+        "mean_time_to_conversion_s", "ttc_s", "has_ttc",
+        "mean over converted searches with a ts of (first attributed event ts - search ts), "
+        "in seconds",
+        "NULL when no search is converted; an event naming its search_id may come before it "
+        "(a negative time, kept)",
+        (*_EVENTS, ("searches.ts",)), better="lower", bounds=(None, None),
+    ),
+)
+for _m in (*_ALL, *_OUTCOMES):
     METRICS.register(_m.name, _m)
 
 #: the output columns of ``online_metrics`` after the group columns, in order
 COLUMNS: tuple[str, ...] = tuple(m.name for m in _ALL)
+
+#: the outcome metrics' columns, after :data:`COLUMNS` when the log has events
+EVENT_COLUMNS: tuple[str, ...] = tuple(m.name for m in _OUTCOMES)
+
+
+def columns_for(logs: Logs) -> tuple[str, ...]:
+    """The metric columns of ``online_metrics`` for ``logs``: :data:`COLUMNS`, then
+    :data:`EVENT_COLUMNS` when the log has an events table."""
+    return (*COLUMNS, *EVENT_COLUMNS) if getattr(logs, "has_events", False) else COLUMNS
 
 
 def available(logs: Logs, column: str) -> bool:

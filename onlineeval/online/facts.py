@@ -60,9 +60,14 @@ if TYPE_CHECKING:
     from onlineeval.logs import Logs
 
 _QUERY = queries.load("online/search_facts")
+#: adds the outcome facts of the attributed events (zeros for a log without events)
+_EVENTS = queries.load("online/event_facts")
 
-#: columns the facts query adds after the searches columns, in order (from its header)
-FACT_COLUMNS: tuple[str, ...] = tuple(c.name for c in _QUERY.columns)
+#: the outcome facts (from events) that come after the click facts, in order
+EVENT_FACT_COLUMNS: tuple[str, ...] = tuple(c.name for c in _EVENTS.columns)
+
+#: columns the facts view adds after the searches columns, in order (from the headers)
+FACT_COLUMNS: tuple[str, ...] = (*(c.name for c in _QUERY.columns), *EVENT_FACT_COLUMNS)
 
 #: the facts that need no event stream (:func:`click_facts` has only these)
 CLICK_FACT_COLUMNS: tuple[str, ...] = tuple(
@@ -70,7 +75,7 @@ CLICK_FACT_COLUMNS: tuple[str, ...] = tuple(
 
 #: the per-search statistics: facts summed per group (online/metrics) and per unit
 #: (ab/unit_sums), under their own names; the header tags them ``summed``
-STATISTICS: tuple[str, ...] = _QUERY.tagged("summed")
+STATISTICS: tuple[str, ...] = (*_QUERY.tagged("summed"), *_EVENTS.tagged("summed"))
 
 #: names a searches column must not have (facts columns and the time-bucket helpers)
 RESERVED: tuple[str, ...] = (*FACT_COLUMNS, "__hour", "__day", "__week")
@@ -183,10 +188,31 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
     hashed = hash_partition_ok(logs, key)
     keyed = user_key and hashed and derive
     name = view_name(sat, gap) + ("__keyed" if keyed else "")
-    _create(logs, name, available, key=key, part=["_oe_pk"] if hashed else key,
+    _create(logs, name + "__clicks", available, key=key, part=["_oe_pk"] if hashed else key,
             extra=["_oe_pk"] if keyed else [], sessions=True, hashed=hashed,
             gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive)
-    return name, "_oe_pk" if keyed else "user_id"
+    session = ["user_id", "session_no" if derive else "session_id"]
+    return _with_events(logs, name, name + "__clicks", session), "_oe_pk" if keyed else "user_id"
+
+
+def _with_events(logs: Logs, name: str, facts: str, session: list[str]) -> str:
+    """The view ``name``: the click facts ``facts`` with the outcome facts of the attributed
+    events (online/event_facts); its name carries the attribution settings when the log has
+    events, since another window or type gives other facts."""
+    attribution: list[str] = []
+    events = bool(getattr(logs, "has_events", False))
+    if events:
+        from onlineeval.online.attribution import attribution_view, warn_events
+
+        view = attribution_view(logs)
+        warn_events(logs, view, stacklevel=5)
+        attribution = [view]
+        name += view.removeprefix("online_attribution")
+    sessions = logs.has("searches", "session_id") or logs.has("searches", "ts")
+    sql = _EVENTS.render(facts=[facts], attribution=attribution, session=session,
+                         events=events, sessions=sessions)
+    queries.create(logs.con, name, sql)
+    return name
 
 
 def click_facts(logs: Logs) -> str:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from onlineeval import queries
 from onlineeval.logs.coerce import as_logs
-from onlineeval.online.definitions import COLUMNS, METRICS, missing_requirements
+from onlineeval.online.definitions import METRICS, columns_for, missing_requirements
 from onlineeval.online.facts import STATISTICS, facts_view
 from onlineeval.online.grouping import (
     Grouping,
@@ -27,13 +27,13 @@ if TYPE_CHECKING:
 
 def metric_sums(
     logs: Logs, by: str | Sequence[str] | None = ("variant",), *, sat_dwell_s: float = 30,
-    session_gap_min: float = 30,
+    session_gap_min: float = 30, attribution_window: Any = None, event_type: str | None = None,
 ) -> pd.DataFrame:
     """The sufficient statistics per group (sums of the per-search facts), one query.
 
     Columns: the ``by`` columns, then the outputs of ``sql/online/metrics.sql``.
     """
-    logs = as_logs(logs)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     return _statistics(logs, resolve(logs, by), sat_dwell_s, session_gap_min)
 
 
@@ -51,7 +51,7 @@ def _statistics(logs: Logs, grouping: Grouping, sat_dwell_s: float,
 
 def online_metrics(
     logs: Logs, by: str | Sequence[str] | None = ("variant",), *, sat_dwell_s: float = 30,
-    session_gap_min: float = 30,
+    session_gap_min: float = 30, attribution_window: Any = None, event_type: str | None = None,
 ) -> pd.DataFrame:
     """Online metrics of a click log, one row per group.
 
@@ -69,13 +69,22 @@ def online_metrics(
     session_gap_min
         Inactivity (minutes) after which a derived session ends; strictly longer gaps start
         a new session. Unused when the log has session_id.
+    attribution_window
+        With an events table: how long after a click or search an event is still
+        attributed to it (hours, or a duration such as ``"30min"``); default the log's
+        setting, 24 h (:meth:`onlineeval.logs.Logs.with_events`, docs/conversions.md).
+    event_type
+        With an events table: count only events of this type (e.g. ``"purchase"``) in the
+        outcome metrics; default every type (with a warning when there are several).
 
     Returns
     -------
     pandas.DataFrame
         The ``by`` columns, then ``searches, sessions, users, ctr, clicks_per_search,
         abandonment_rate, zero_result_rate, session_abandonment_rate, session_success_rate,
-        mean_time_to_first_click_s, click_mrr, reformulation_rate, queries_per_session``
+        mean_time_to_first_click_s, click_mrr, reformulation_rate, queries_per_session`` and,
+        when the log has an events table, ``conversion_rate, session_conversion_rate,
+        events_per_user, revenue_per_user, revenue_per_search, mean_time_to_conversion_s``
         (definitions: :data:`onlineeval.online.definitions.METRICS`). A ratio whose
         denominator is 0 is NULL (NaN). A metric that needs a column the log lacks is NULL
         in every row, with a warning naming the column. When the log holds several
@@ -88,12 +97,12 @@ def online_metrics(
     (:func:`onlineeval.online.search_facts`) aggregated per group; the ratios are taken in
     Python from the sums.
     """
-    logs = as_logs(logs)
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     grouping = resolve(logs, by)
     warn_pooled_experiments(logs, grouping)
     stats = _statistics(logs, grouping, sat_dwell_s, session_gap_min)
     out = stats.iloc[:, :len(grouping.names)].copy()
-    for name in COLUMNS:
+    for name in columns_for(logs):
         metric = METRICS.get(name)
         missing = missing_requirements(logs, metric)
         if missing:

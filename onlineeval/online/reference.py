@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import sys
 
-from onlineeval.online.definitions import COLUMNS, METRICS, OnlineMetric, markdown_table
+from onlineeval.online.definitions import (
+    COLUMNS,
+    EVENT_COLUMNS,
+    METRICS,
+    OnlineMetric,
+    markdown_table,
+)
 
 __all__ = ["reference_page"]
 
@@ -31,7 +37,9 @@ warning naming them. The A/B readout takes the same sums per randomization unit,
 ratio metric here is also an A/B metric with exactly these values per arm
 ([A/B tests](../ab-tests.md)). The rules behind sessions, dwell and reformulation are in the
 [online metrics guide](../online-metrics.md); the offline measures have their own reference,
-[offline-measures.md](offline-measures.md).
+[offline-measures.md](offline-measures.md). The outcome metrics at the end (conversions,
+revenue, time to conversion) come with an events table only: its events are attributed to
+searches by the rules of the [conversions guide](../conversions.md).
 """
 
 #: what a statistic of the metrics query counts, for the ones that are not a 0/1 facts column
@@ -91,7 +99,7 @@ def _section(m: OnlineMetric) -> str:
 def reference_page() -> str:
     """The text of docs/reference/online-metrics.md."""
     parts = [_INTRO, "## Summary\n", markdown_table() + "\n"]
-    parts += [_section(METRICS.get(name)) for name in COLUMNS]
+    parts += [_section(METRICS.get(name)) for name in (*COLUMNS, *EVENT_COLUMNS)]
     return "\n".join(parts).rstrip("\n") + "\n"
 
 

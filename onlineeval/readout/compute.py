@@ -9,6 +9,7 @@ from typing import Any
 
 from onlineeval.errors import InvalidParameterError, OnlineEvalError
 from onlineeval.levels import check_level
+from onlineeval.logs.coerce import as_logs
 from onlineeval.readout.ab import ab_part, names, parse_margins
 from onlineeval.readout.decide import decide
 from onlineeval.readout.interleaved import interleaving_part, sensitivity
@@ -24,8 +25,6 @@ class SampleRatioMismatchError(OnlineEvalError):
 
 
 def _logs_list(logs: Any) -> list[Any]:
-    from onlineeval.logs.coerce import as_logs
-
     items = list(logs) if isinstance(logs, list | tuple) else [logs]
     if not items or len(items) > 2:
         raise InvalidParameterError(
@@ -93,6 +92,7 @@ def readout(
     srm_alpha: float = 0.001, expected_split: Mapping[str, float] | None = None,
     control_team: str | None = None, treatment_team: str | None = None,
     interleaving_experiment: str | None = None, n_resamples: int = 1000, seed: int = 0,
+    attribution_window: Any = None, event_type: str | None = None,
 ) -> Readout:
     """Should this experiment ship? Read out an A/B(/n) and/or interleaving experiment.
 
@@ -152,6 +152,12 @@ def readout(
     raises. An interleaving-only readout has no metric verdict; its section says which team
     users preferred.
 
+    attribution_window, event_type
+        With an events table: how long after a click or search an event is still
+        attributed to it (hours, or a duration such as ``"30min"``; default 24 h) and the
+        one event type the outcome metrics count (default every type); see
+        docs/conversions.md.
+
     Returns
     -------
     Readout
@@ -160,7 +166,8 @@ def readout(
     alpha = check_level(alpha)
     check_level(power, "power")
     srm_alpha = check_level(srm_alpha, "srm_alpha")
-    loaded = _logs_list(logs)
+    loaded = [as_logs(lg, attribution_window=attribution_window, event_type=event_type)
+              for lg in _logs_list(logs)]
     parts = _designs(loaded, design)
     primary_names = names(primary) if primary is not None else ["ctr"]
     if not primary_names:

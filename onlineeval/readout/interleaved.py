@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from onlineeval.errors import InvalidParameterError
-from onlineeval.readout.result import InterleavingSection, MetricRow, Sensitivity
+from onlineeval.readout.result import EventCredit, InterleavingSection, MetricRow, Sensitivity
 from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult
 
 
@@ -76,6 +76,7 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
     # by the query text, as the per-query Δ_AB above (the agreement joins qrels on qid)
     table = outcomes.per_query(logs, a, b, "query").rename(columns={"qid": "query"})
     user_t = t_statistic(float(rec["p_value"]), float(rec["user_delta"]), float(rec["df"]))
+    events = _event_credit(logs, exp, a, b, common, start, end)
     return InterleavingSection(
         experiment=exp, treatment_team=a, control_team=b, result=_result(rec),
         impressions=int(rec["impressions"]),
@@ -83,8 +84,44 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
         wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
         users=int(rec["users"]), winner=rec["winner"], t_statistic=user_t,
         per_query=_result(q), n_queries=int(q["queries_decided"]),
-        queries=table.reset_index(drop=True),
+        queries=table.reset_index(drop=True), event_credit=events,
     )
+
+
+def _event_credit(logs: Any, experiment: Any, a: str, b: str, common: dict[str, Any],
+                  start: Any, end: Any) -> EventCredit | None:
+    """The comparison of teams ``a`` (treatment) and ``b`` credited by events, when the log
+    has an events table: of the readout's event type, or of the log's only type (with
+    several types and none chosen there is no one credit, and a warning says so)."""
+    import warnings
+
+    from onlineeval.interleaving import interleaving_readout
+    from onlineeval.online.attribution import event_types
+
+    if not getattr(logs, "has_events", False):
+        return None
+    credit = logs.events.event_type
+    if credit is None:
+        types = list(event_types(logs))
+        if len(types) != 1:
+            if types:
+                warnings.warn(
+                    f"the interleaving log's events have several types ({', '.join(types)}): "
+                    "no event credit is read out; choose one with event_type= (CLI: "
+                    "--event-type TYPE)", UserWarning, stacklevel=4)
+            return None
+        credit = types[0]
+    out = interleaving_readout(logs, None if experiment is None else str(experiment),
+                               start=start, end=end, credit=credit, **common)
+    out = out[(out["team_a"] == a) & (out["team_b"] == b)]
+    if out.empty:
+        return None
+    rec = out.iloc[0]
+    return EventCredit(
+        credit=credit, result=_result(rec),
+        impressions_with_events=int(rec["impressions_with_clicks"]),
+        wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
+        unmatched=int(rec["clicks_unmatched"]), winner=rec["winner"])
 
 
 def t_statistic(p_value: float, estimate: float, df: float) -> float:

@@ -194,6 +194,27 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class EventCredit:
+    """The interleaving comparison credited by events instead of clicks (a team is credited
+    for its results that led to an attributed event of type ``credit``;
+    :func:`onlineeval.interleaving_readout` with ``credit=``), beside the click credit.
+    ``impressions_with_events`` are the pages with such an event, ``unmatched`` the events
+    that credit no result (no doc_id, not on the page, or attributed as the last search)."""
+
+    credit: str
+    result: ComparisonResult
+    impressions_with_events: int
+    wins: int
+    losses: int
+    ties: int
+    unmatched: int
+    winner: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
 class Sensitivity:
     """How many A/B units the interleaving experiment's decision would have needed.
 
@@ -247,6 +268,8 @@ class InterleavingSection:
     n_queries: int | None = None
     queries: pd.DataFrame | None = None
     sensitivity: Sensitivity | None = None
+    #: the same comparison credited by events (a log with an events table), else None
+    event_credit: EventCredit | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: _json(getattr(self, f.name)) for f in fields(self)}

@@ -120,6 +120,17 @@ def render_text(ro: Readout) -> str:
             f"CI, users resampled), p = {pvalue(res.p_value)} ({res.test}, {count(res.n)} "
             f"users); wins {count(il.wins)}, losses {count(il.losses)}, ties {count(il.ties)}"
             f" of {count(il.impressions)} pages; winner: {il.winner or 'none'}")
+        ev = il.event_credit
+        if ev is not None:
+            e = ev.result
+            lines += _wrap(
+                f"  credited by {ev.credit} events instead of clicks: Δ_AB "
+                f"{number(e.estimate, signed=True)} [{number(e.ci_low, signed=True)}, "
+                f"{number(e.ci_high, signed=True)}], p = {pvalue(e.p_value)} ({count(e.n)} "
+                f"users); wins {count(ev.wins)}, losses {count(ev.losses)}, ties "
+                f"{count(ev.ties)} of {count(ev.impressions_with_events)} pages with an "
+                f"attributed {ev.credit} ({count(ev.unmatched)} events on no result); "
+                f"winner: {ev.winner or 'none'}", "    ")
         if il.per_query is not None:
             q = il.per_query
             lines += _wrap(

@@ -606,6 +606,17 @@ def _interleaving(ro: Any) -> str:
                      num_cell(q.p_value, "p", k + "/per_query/p_value"),
                      num_cell(q.n, "count", k + "/per_query/n", f" {q.unit}s"),
                      prose_cell(q.test)])
+    ev = il.event_credit
+    if ev is not None:
+        e = ev.result
+        rows.append([Cell(f"credited by {html.escape(ev.credit)} events<br>("
+                          f"{num(ev.impressions_with_events, 'count', k + '/events/pages')} "
+                          "pages)", 16),
+                     estimate_cell(e.estimate, e.ci_low, e.ci_high, "delta",
+                                   k + "/events/estimate"),
+                     num_cell(e.p_value, "p", k + "/events/p_value"),
+                     num_cell(e.n, "count", k + "/events/n", f" {e.unit}s"),
+                     prose_cell(e.test)])
     out = [f"<p>Treatment team <b>{html.escape(il.treatment_team)}</b> against control team "
            f"<b>{html.escape(il.control_team)}</b>: wins "
            f"{num(il.wins, 'count', k + '/wins')}, losses "

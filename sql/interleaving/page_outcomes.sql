@@ -5,12 +5,21 @@
 --   interleaving_page_outcomes that interleaving/user_stats and interleaving/summary read).
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
 -- params: experiment, win_start, win_end
--- identifiers: none
--- switches: materialize
+-- identifiers: attribution
+-- switches: materialize, events
 -- duckdb_only: materialize (DuckDB reads page_click_rows once; other engines plan it their way)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
 --   onlineeval.load_logs.
+-- events: credit by events instead of clicks (onlineeval interleave --credit EVENT_TYPE):
+--   the "clicks" below are then the events that online/attribution (the view named by
+--   attribution, of one event type) attributed to the page, each hitting the result showing
+--   its doc_id (the highest-placed one), so the team credited is the one whose result led to
+--   the event. Only events attributed by their search_id or by a click on their doc_id
+--   credit a result; one attributed as the user's last search (a doc seen, never clicked),
+--   without a doc_id, or whose doc_id is not on the page, is unmatched.
+--   Every column named after clicks then counts events.
+-- attribution: with events, the attribution view; unused otherwise.
 -- interleaved page: a search with at least one results row whose team is not NULL, in
 --   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
 --   group of its own), inside the window $win_start <= ts < $win_end (a NULL bound: no
@@ -54,9 +63,17 @@ pages AS (
 ),
 page_click_rows AS {{#materialize}}MATERIALIZED{{/materialize}} (
     -- read once: the loader's clicks view is itself a join, and it is used twice below
+    {{^events}}
     SELECT c.search_id, c.rank, c.doc_id
     FROM clicks AS c
     SEMI JOIN pages AS p ON p.search_id = c.search_id
+    {{/events}}
+    {{#events}}
+    SELECT a.search_id, CAST(NULL AS INTEGER) AS rank,
+        CASE WHEN a.rule <> 'last_search' THEN a.doc_id END AS doc_id
+    FROM {{attribution}} AS a
+    SEMI JOIN pages AS p ON p.search_id = a.search_id
+    {{/events}}
 ),
 first_shown AS (
     -- for clicks logged without a rank: the highest-placed result showing their doc_id (one

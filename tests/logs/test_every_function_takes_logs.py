@@ -52,6 +52,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "onlineeval.online.position_ctr": {},
     "onlineeval.online.top_queries": {"n": 3},
     "onlineeval.online.queries_over_time": {},
+    "onlineeval.online.attribute_events": {"event_type": "purchase"},
     "onlineeval.abtest.abtest": {"metrics": "ctr", "control": "a"},
     "onlineeval.abtest.power": {"metrics": "ctr"},
     "onlineeval.abtest.effect_over_time": {"control": "a", "treatment": "b"},
@@ -104,6 +105,17 @@ def sim(tmp_path_factory):
     # the experiment's variants by the rankers' names (the simulator writes control/treatment)
     searches["variant"] = searches["variant"].map({"control": "a", "treatment": "b"})
     searches.to_parquet(logs / "searches.parquet", index=False)
+    # a purchase of every other clicked result an hour later (the simulator may write its
+    # own events table; this one stands in when it does not)
+    if not (logs / "events.parquet").exists():
+        clicks = pd.read_parquet(logs / "clicks.parquet").merge(
+            searches[["search_id", "user_id", "ts"]], on="search_id", suffixes=("", "_s"))
+        bought = clicks.iloc[::2]
+        pd.DataFrame({"user_id": bought["user_id"],
+                      "ts": bought["ts"].fillna(bought["ts_s"]) + pd.Timedelta(hours=1),
+                      "type": "purchase", "value": 10.0,
+                      "doc_id": bought["doc_id"]}).to_parquet(logs / "events.parquet",
+                                                               index=False)
     return logs, base / "s" / "runs" / "b.run"
 
 
@@ -126,7 +138,7 @@ def test_the_table_lists_every_public_function_taking_logs():
 def test_a_path_a_logs_and_dataframes_give_the_same_result(path, sim):
     directory, run = sim
     frames = {t: pd.read_parquet(directory / f"{t}.parquet")
-              for t in ("searches", "results", "clicks")}
+              for t in ("searches", "results", "clicks", "events")}
     loaded = onlineeval.load_logs(directory)
     results = [_call(path, given, CALLS[path], run)
                for given in (str(directory), directory, loaded, frames)]
@@ -139,7 +151,7 @@ def test_a_path_a_logs_and_dataframes_give_the_same_result(path, sim):
 def test_the_readout_takes_a_path_a_logs_and_dataframes(sim):
     directory, _ = sim
     frames = {t: pd.read_parquet(directory / f"{t}.parquet")
-              for t in ("searches", "results", "clicks")}
+              for t in ("searches", "results", "clicks", "events")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         outs = [onlineeval.readout(given, control="a", treatment="b", design="ab").to_dict()

@@ -28,7 +28,9 @@ def test_every_summed_statistic_is_a_fact_column():
     # the statistics are the facts the facts query tags "summed"; online/metrics and
     # ab/unit_sums are rendered with exactly that list (nothing in them lists statistics)
     assert set(STATISTICS) <= set(FACT_COLUMNS)
-    assert STATISTICS == queries.load("online/search_facts").tagged("summed")
+    # ... then the outcome facts of the events (online/event_facts), tagged the same way
+    assert STATISTICS == (*queries.load("online/search_facts").tagged("summed"),
+                          *queries.load("online/event_facts").tagged("summed"))
     for name in ("online/metrics", "ab/unit_sums"):
         text = queries.load(name).text
         for stat in STATISTICS:
