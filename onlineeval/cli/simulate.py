@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     emit(table, args.format)
     if args.format == "table":
         logs = manifest["logs"]
-        events = "".join(f", {n} {t} events" for t, n in logs.get("events", {}).items())
+        events = f", {sum(logs['events'].values())} events" if "events" in logs else ""
         print(f"wrote {args.outdir}: qrels.txt, runs/ ({len(manifest['rankers'])} rankers), "
               f"ab/ ({logs['searches']} searches, {logs['clicks']} clicks{events}), "
               "manifest.json", file=sys.stderr)

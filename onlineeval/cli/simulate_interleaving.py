@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     out = simulate_interleaving_study(args.study, args.outdir, users_per_experiment=args.users,
                                       events=args.events)
     logs = out["logs"]
-    events = "".join(f", {n} {t} events" for t, n in logs.get("events", {}).items())
+    events = f", {sum(logs['events'].values())} events" if "events" in logs else ""
     print(f"wrote {args.outdir}: {logs['searches']} searches, {logs['clicks']} clicks"
           f"{events}, {len(out['experiments'])} experiments")
     return 0

@@ -245,14 +245,18 @@ def test_cli_switch_and_interleaving_follow_the_study(studies, tmp_path: Path, c
             "--pairs", "s200:s100"]
     assert main(argv) == 0
     err = capsys.readouterr().err
-    assert "purchase events" in err and (tmp_path / "s/ab/events.parquet").is_file()
+    counts = json.loads((tmp_path / "s/manifest.json").read_text())["logs"]["events"]
+    assert f"clicks, {counts['purchase'] + counts['add_to_cart']} events)" in err
+    assert (tmp_path / "s/ab/events.parquet").is_file()
     assert main([argv[0], str(tmp_path / "n"), *argv[2:], "--no-events"]) == 0
     capsys.readouterr()
     assert not (tmp_path / "n/ab/events.parquet").exists()
     assert "events" not in json.loads((tmp_path / "n/manifest.json").read_text())
     # interleaving: events by default when the study has them, none when it has none
     assert main(["simulate-interleaving", str(tmp_path / "s"), str(tmp_path / "il")]) == 0
-    assert "purchase events" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    counts = json.loads((tmp_path / "il/manifest.json").read_text())["logs"]["events"]
+    assert f"clicks, {sum(counts.values())} events, 1 experiments" in shown
     assert main(["simulate-interleaving", str(tmp_path / "n"), str(tmp_path / "il0")]) == 0
     capsys.readouterr()
     assert (tmp_path / "il/events.parquet").is_file()
