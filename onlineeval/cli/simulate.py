@@ -32,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rankers as name=noise_sd pairs (default: s040..s260, see README)")
     parser.add_argument("--pairs", default=None, metavar="CTRL:TREAT,...",
                         help="experiments as control:treatment ranker pairs (default: 10 pairs)")
+    parser.add_argument("--events", action=argparse.BooleanOptionalAction, default=True,
+                        help="also write ab/events.parquet: purchases and add-to-carts after "
+                        "clicks, likelier on better results (default: on; see "
+                        "onlineeval.simulate.EventModel)")
     parser.add_argument("--force", action="store_true",
                         help="replace a study already in OUTDIR")
     add_format_argument(parser)
@@ -47,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         pairs=parse_pairs(args.pairs) if args.pairs else None,
         n_queries=args.queries, docs_per_query=args.docs_per_query,
         traffic=TrafficConfig(days=args.days, pre_days=args.pre_days), overwrite=args.force,
+        events=args.events,
     )
     table = pd.DataFrame([
         {"experiment": e["name"], "control": e["control"], "treatment": e["treatment"],
@@ -59,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     emit(table, args.format)
     if args.format == "table":
         logs = manifest["logs"]
+        events = f", {sum(logs['events'].values())} events" if "events" in logs else ""
         print(f"wrote {args.outdir}: qrels.txt, runs/ ({len(manifest['rankers'])} rankers), "
-              f"ab/ ({logs['searches']} searches, {logs['clicks']} clicks), manifest.json",
-              file=sys.stderr)
+              f"ab/ ({logs['searches']} searches, {logs['clicks']} clicks{events}), "
+              "manifest.json", file=sys.stderr)
     return 0

@@ -43,21 +43,32 @@ Users and traffic (:mod:`onlineeval.simulate.traffic`)
     ``LogTables(searches, results, clicks)`` pandas frames in the canonical schema;
     ``LogTables.concat([...])``.
 
+Downstream events (:mod:`onlineeval.simulate.events`)
+    ``EventModel(purchase_max=0.15, cart_max=0.30, value_median=40.0, value_sigma=0.8,
+    fast_share=0.7, fast_mean_s=600.0, slow_mean_s=86400.0, share_search_id=0.6,
+    share_doc_id=0.25)``: after a click on a result of grade g a ``purchase`` with
+    probability ``purchase_max * (2^g - 1) / 15`` and a log-normal value, an ``add_to_cart``
+    with ``cart_max * (2^g - 1) / 15``, each a two-exponential delay later; formulas in its
+    docstring. ``simulate_events(collection, tables, rng, model=None) -> DataFrame`` in the
+    ``events`` table's columns (user_id, ts, type, value, search_id, doc_id).
+
 Writing (:mod:`onlineeval.simulate.writer`)
     ``write_logs(tables, outdir) -> dict[str, Path]``: ``searches/results/clicks.parquet``
-    (ids VARCHAR, ts TIMESTAMP, rank/n_results INTEGER, dwell_ms BIGINT) through DuckDB.
+    (ids VARCHAR, ts TIMESTAMP, rank/n_results INTEGER, dwell_ms BIGINT) through DuckDB, and
+    ``events.parquet`` (value DOUBLE) when ``tables.events`` is set.
 
 The whole study (:mod:`onlineeval.simulate.study`)
     ``simulate(outdir, seed=0, *, users_per_experiment=3000, rankers=None, pairs=None, ...)
-    -> dict`` writes ``qrels.txt``, ``runs/<ranker>.run``, ``ab/{searches,results,clicks}.parquet``
-    and ``manifest.json`` (parameters, seed, per-ranker NDCG@10, per-experiment margins and
+    -> dict`` writes ``qrels.txt``, ``runs/<ranker>.run``, ``ab/{searches,results,clicks}.parquet``,
+    ``ab/events.parquet`` (``events=True``, the default; or an ``EventModel``) and
+    ``manifest.json`` (parameters, seed, per-ranker NDCG@10, per-experiment margins and
     counts) and returns the manifest. CLI: ``onlineeval simulate OUTDIR --seed N``.
     ``build_world(seed, rankers=None, n_queries=100, docs_per_query=30)
     -> (Collection, dict[str, Run])``: the same collection and runs as ``simulate`` for that
     seed. ``simulate_pairs(collection, runs, pairs, seed, *, users_per_experiment=3000,
-    stream=0, page_builder_factory=None, assign_factory=None, click_model=None, traffic=None)
-    -> (LogTables, list[dict])``: one experiment per :class:`Pair` (``stream=0`` reproduces
-    the A/B logs of ``simulate``; another stream, e.g. 1 for interleaving, draws afresh;
+    stream=0, page_builder_factory=None, assign_factory=None, click_model=None, traffic=None,
+    events=None) -> (LogTables, list[dict])``: one experiment per :class:`Pair` (``stream=0``
+    reproduces the A/B logs of ``simulate``; another stream, e.g. 1 for interleaving, draws afresh;
     ``page_builder_factory(runs, pair, k) -> PageBuilder``, ``assign_factory(pair) ->
     (user_id -> variant)``). ``DEFAULT_RANKERS`` (name -> noise sd) and ``DEFAULT_PAIRS``.
 """
@@ -76,6 +87,7 @@ from onlineeval.simulate.collection import (
     write_qrels,
     write_run,
 )
+from onlineeval.simulate.events import EventModel, simulate_events
 from onlineeval.simulate.study import (
     DEFAULT_PAIRS,
     DEFAULT_RANKERS,
@@ -101,6 +113,7 @@ __all__ = [
     "Click",
     "ClickModel",
     "Collection",
+    "EventModel",
     "ExperimentSpec",
     "LogTables",
     "PageBuilder",
@@ -117,6 +130,7 @@ __all__ = [
     "ndcg_per_query",
     "simulate",
     "simulate_clicks",
+    "simulate_events",
     "simulate_experiment",
     "simulate_pairs",
     "write_logs",

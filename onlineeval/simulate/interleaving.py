@@ -36,7 +36,8 @@ from onlineeval.logs.convert.parquet import LogTables
 from onlineeval.progress import Progress
 from onlineeval.simulate.clickmodel import DEFAULT_CLICK_MODEL, ClickModel
 from onlineeval.simulate.collection import Collection, Run
-from onlineeval.simulate.study import build_world
+from onlineeval.simulate.events import EventModel, simulate_events
+from onlineeval.simulate.study import EVENTS_STREAM, build_world, event_counts, event_model
 from onlineeval.simulate.traffic import (
     ExperimentSpec,
     PageBuilder,
@@ -115,6 +116,11 @@ def _traffic(params: Mapping[str, object]) -> TrafficConfig:
     return TrafficConfig(**kw)  # type: ignore[arg-type]
 
 
+def _event_model(params: Mapping[str, object]) -> EventModel:
+    known = {f.name for f in fields(EventModel) if f.init}
+    return EventModel(**{k: v for k, v in params.items() if k in known})  # type: ignore[arg-type]
+
+
 def study_rankers(manifest: Mapping[str, object]) -> tuple[Collection, dict[str, Run]]:
     """Rebuild the collection and rankers of an A/B study from its manifest.
 
@@ -151,7 +157,8 @@ def _check_runs(study_dir: Path, manifest: Mapping[str, object], runs: Mapping[s
 
 
 def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
-                                users_per_experiment: int | None = None) -> dict:
+                                users_per_experiment: int | None = None,
+                                events: bool | EventModel | None = None) -> dict:
     """Simulate interleaving logs for every ranker pair of an A/B study; return a manifest.
 
     Reads ``study_dir/manifest.json`` (written by :func:`onlineeval.simulate.simulate`),
@@ -160,6 +167,12 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
     pair's control ranker, team B = its treatment ranker (see :func:`team_names`), the same
     number of users (unless ``users_per_experiment``), click model and traffic parameters.
     Users are ``i<NN>-u<NNNNN>``. Deterministic: the streams are spawned from the study's seed.
+
+    ``events`` (CLI ``--events/--no-events``): None (default) follows the study, writing
+    ``outdir/events.parquet`` with the study's event model when its manifest has one; True
+    does so with the study's model or else the default :class:`EventModel`; False writes no
+    events; a model is used as given. An experiment's events draw from their own stream
+    (spawn key ``(i, EVENTS_STREAM)``), so the other tables are the same either way.
     """
     study_dir, outdir = Path(study_dir), Path(outdir)
     path = study_dir / "manifest.json"
@@ -172,6 +185,11 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
     model = _click_model(manifest["click_model"])
     cfg = _traffic(manifest["traffic"])
     n_users = int(users_per_experiment or manifest["users_per_experiment"])
+    if events is None or events is True:
+        ev_model = (_event_model(manifest["events"]) if "events" in manifest
+                    else event_model(bool(events)))
+    else:
+        ev_model = event_model(events)
     pairs = [(e["name"], e["control"], e["treatment"]) for e in manifest["experiments"]]
     streams = np.random.SeedSequence([int(manifest["seed"]), _STREAM]).spawn(len(pairs))
     parts, experiments = [], []
@@ -179,12 +197,18 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
     # built next to outdir and moved into it when complete (replacing earlier logs there)
     with Output(inputs=inputs) as output, \
             Progress("simulating interleaving users", n_users * len(pairs)) as bar:
-        stage = output.directory(outdir, overwrite=True)
+        # an events table of earlier logs there goes even when these have none
+        stage = output.directory(outdir, overwrite=True, replaces=("events.parquet",))
         for i, (name, a, b) in enumerate(pairs):
             tables = simulate_interleaving_experiment(
                 collection, runs, a, b, name, n_users, np.random.default_rng(streams[i]),
                 click_model=model, traffic=cfg, id_prefix=f"i{i + 1:02d}-", progress=bar,
             )
+            if ev_model is not None:
+                seq = np.random.SeedSequence(streams[i].entropy,
+                                             spawn_key=(*streams[i].spawn_key, EVENTS_STREAM))
+                tables.events = simulate_events(collection, tables,
+                                                np.random.default_rng(seq), ev_model)
             parts.append(tables)
             team_a, team_b = team_names(a, b)
             ndcg = {r: manifest["rankers"][r]["ndcg10"] for r in (a, b)}
@@ -193,6 +217,8 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
                 "ranker_b": b, "ndcg10_a": ndcg[a], "ndcg10_b": ndcg[b],
                 "ndcg10_delta_b_minus_a": ndcg[b] - ndcg[a], "users": n_users,
                 "searches": int(len(tables.searches)), "clicks": int(len(tables.clicks)),
+                **({"events": event_counts(tables.events)} if tables.events is not None
+                   else {}),
             })
         logs = LogTables.concat(parts)
         write_logs(logs, stage)
@@ -205,6 +231,9 @@ def simulate_interleaving_study(study_dir: str | Path, outdir: str | Path, *,
             "logs": {"searches": int(len(logs.searches)), "results": int(len(logs.results)),
                      "clicks": int(len(logs.clicks))},
         }
+        if ev_model is not None and logs.events is not None:
+            out["events"] = ev_model.params()
+            out["logs"]["events"] = event_counts(logs.events)
         write_text(stage / "manifest.json", json.dumps(out, indent=2) + "\n")
     return out
 

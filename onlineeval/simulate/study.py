@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from onlineeval.atomic import Output, write_text
 from onlineeval.errors import InvalidParameterError, OutputError
@@ -24,6 +25,7 @@ from onlineeval.simulate.collection import (
     write_qrels,
     write_run,
 )
+from onlineeval.simulate.events import EventModel, simulate_events
 from onlineeval.simulate.traffic import (
     ExperimentSpec,
     LogTables,
@@ -112,6 +114,11 @@ def parse_rankers(text: str) -> dict[str, float]:
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 
 
+#: spawn-key suffix of the events streams: an experiment's events draw from
+#: ``key + (EVENTS_STREAM,)``, apart from the draws of its searches and clicks
+EVENTS_STREAM = 0xE7E
+
+
 def _stream(seed: int, *key: int) -> np.random.Generator:
     # SeedSequence(seed, spawn_key=(i,)) is exactly SeedSequence(seed).spawn(n)[i]
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
@@ -191,6 +198,7 @@ def simulate_pairs(
     page_builder_factory: PageBuilderFactory | None = None,
     assign_factory: AssignFactory | None = None, click_model: ClickModel | None = None,
     traffic: TrafficConfig | None = None, label: str = "simulating users",
+    events: EventModel | None = None,
 ) -> tuple[LogTables, list[dict]]:
     """Simulate one experiment per ranker pair; return the stacked tables and per-pair facts.
 
@@ -201,6 +209,11 @@ def simulate_pairs(
     ``page_builder_factory(runs, pair, k)`` defaults to :func:`ab_page_builder`;
     ``assign_factory(pair)`` returns the ``assign`` for :func:`simulate_experiment`
     (default: the hash split salted with the pair's name). Progress shows on a TTY.
+
+    With an ``events`` model, each pair's clicks are followed by events
+    (:func:`~onlineeval.simulate.events.simulate_events`) drawn from the stream
+    ``key + (EVENTS_STREAM,)``, so the searches, results and clicks are the same with or
+    without them; the facts then count the events by type.
     """
     pairs = _check_pairs(runs, pairs)
     if users_per_experiment < 1:
@@ -222,16 +235,37 @@ def simulate_pairs(
                 traffic=cfg, assign=assign_factory(pair) if assign_factory else None,
                 id_prefix=f"e{i + 1:02d}-", progress=bar,
             )
-            parts.append(tables)
             s = tables.searches
-            facts.append({
+            fact = {
                 "name": pair.name, "control": pair.control, "treatment": pair.treatment,
                 "hash_salt": spec.hash_salt, "treatment_share": spec.treatment_share,
                 "users": {str(v): int(n) for v, n in
                           s.groupby("variant")["user_id"].nunique().sort_index().items()},
                 "searches": int(len(s)), "clicks": int(len(tables.clicks)),
-            })
+            }
+            if events is not None:
+                tables.events = simulate_events(collection, tables,
+                                                _stream(seed, *key, EVENTS_STREAM), events)
+                fact["events"] = event_counts(tables.events)
+            parts.append(tables)
+            facts.append(fact)
     return LogTables.concat(parts), facts
+
+
+def event_counts(events: pd.DataFrame) -> dict[str, int]:
+    """Events by type (sorted by type), for a manifest."""
+    return {str(t): int(n) for t, n in events.groupby("type").size().sort_index().items()}
+
+
+def event_model(events: bool | EventModel) -> EventModel | None:
+    """The model behind an ``events=`` argument: True -> the default :class:`EventModel`,
+    False -> None (no events), a model -> itself."""
+    if isinstance(events, EventModel):
+        return events
+    if isinstance(events, bool):
+        return EventModel() if events else None
+    raise InvalidParameterError(
+        f"events must be True, False or an EventModel; got {events!r}")
 
 
 def simulate(
@@ -240,6 +274,7 @@ def simulate(
     pairs: Sequence[Pair | tuple[str, str]] | None = None,
     n_queries: int = 100, docs_per_query: int = 30, click_model: ClickModel | None = None,
     traffic: TrafficConfig | None = None, overwrite: bool = False,
+    events: bool | EventModel = True,
 ) -> dict:
     """Generate a study into ``outdir`` deterministically from ``seed``; return the manifest.
 
@@ -251,6 +286,12 @@ def simulate(
     ``manifest.json`` (seed, every parameter, NDCG@10 per ranker from
     :func:`~onlineeval.simulate.collection.ndcg_at_k`, and per experiment the offline margin
     and row counts).
+
+    ``events`` (default True; CLI ``--events/--no-events``): also write ``ab/events.parquet``,
+    purchases and add-to-carts following the clicks by
+    :class:`~onlineeval.simulate.events.EventModel` (True: its defaults; or pass a model),
+    with the model's parameters and the counts by type in the manifest. The other files are
+    the same with or without events.
 
     Random streams: ``numpy.random.SeedSequence(seed)`` spawns one child for the collection,
     one per ranker (in ``rankers`` order) and one per experiment (in ``pairs`` order); see
@@ -276,11 +317,14 @@ def simulate(
         )
     model = click_model or ClickModel()
     cfg = traffic or TrafficConfig()
+    ev_model = event_model(events)
 
     # built in a temporary directory next to outdir and moved into it when complete; with
-    # overwrite only the files written here are replaced (other runs in runs/ stay)
+    # overwrite only the files written here are replaced (other runs in runs/ stay), and an
+    # events table of the replaced study goes even when this one has none: it would be read
+    # with the new logs
     with Output() as out:
-        stage = out.directory(outdir, overwrite=overwrite)
+        stage = out.directory(outdir, overwrite=overwrite, replaces=("ab/events.parquet",))
         collection, runs = build_world(seed, rankers, n_queries, docs_per_query)
         ndcg = {name: ndcg_at_k(collection, run, 10) for name, run in runs.items()}
         write_qrels(collection, stage / "qrels.txt")
@@ -289,7 +333,7 @@ def simulate(
 
         logs, facts = simulate_pairs(collection, runs, pairs, seed,
                                      users_per_experiment=users_per_experiment,
-                                     click_model=model, traffic=cfg)
+                                     click_model=model, traffic=cfg, events=ev_model)
         experiments = []
         for f in facts:
             experiments.append({
@@ -297,7 +341,7 @@ def simulate(
                 "ndcg10_control": ndcg[f["control"]], "ndcg10_treatment": ndcg[f["treatment"]],
                 "ndcg10_delta": ndcg[f["treatment"]] - ndcg[f["control"]],
                 **{k: f[k] for k in ("hash_salt", "treatment_share", "users", "searches",
-                                     "clicks")},
+                                     "clicks", "events") if k in f},
             })
         write_logs(logs, stage / "ab")
 
@@ -316,6 +360,10 @@ def simulate(
                      "results": int(len(logs.results)), "clicks": int(len(logs.clicks))},
             "ndcg_definition": "mean over topics of trec_eval ndcg_cut.10 (linear gain)",
         }
+        if logs.events is not None and ev_model is not None:
+            # only with events, so a study without them keeps the manifest it always had
+            manifest["events"] = ev_model.params()
+            manifest["logs"]["events"] = event_counts(logs.events)
         write_text(stage / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     others = sorted(p.name for p in (outdir / "runs").glob("*.run")
                     if p.stem not in runs)

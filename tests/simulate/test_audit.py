@@ -534,7 +534,8 @@ def test_same_seed_byte_identical_files_other_seed_different(tmp_path: Path) -> 
     simulate(tmp_path / "other", 12, pairs=pairs, **SMALL)
     one, two, other = (_files(tmp_path / d) for d in ("one", "two", "other"))
     assert set(one) == {"qrels.txt", "manifest.json", "runs/a.run", "runs/b.run",
-                        "ab/searches.parquet", "ab/results.parquet", "ab/clicks.parquet"}
+                        "ab/searches.parquet", "ab/results.parquet", "ab/clicks.parquet",
+                        "ab/events.parquet"}
     assert one == two  # every file, Parquet included, byte for byte
     assert set(other) == set(one)
     assert all(other[name] != one[name] for name in one)

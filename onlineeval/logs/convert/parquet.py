@@ -32,6 +32,10 @@ TYPES: dict[str, dict[str, str]] = {
         "search_id": "VARCHAR", "rank": "INTEGER", "doc_id": "VARCHAR", "ts": "TIMESTAMP",
         "dwell_ms": "BIGINT",
     },
+    "events": {
+        "user_id": "VARCHAR", "ts": "TIMESTAMP", "type": "VARCHAR", "value": "DOUBLE",
+        "search_id": "VARCHAR", "doc_id": "VARCHAR",
+    },
 }
 
 
@@ -41,11 +45,13 @@ def _quote(name: object) -> str:
 
 @dataclass
 class LogTables:
-    """The three canonical tables as pandas DataFrames (``results`` may be empty)."""
+    """The canonical tables as pandas DataFrames (``results`` may be empty; ``events``, the
+    optional table of downstream events, is None when the log has none)."""
 
     searches: pd.DataFrame
     results: pd.DataFrame
     clicks: pd.DataFrame
+    events: pd.DataFrame | None = None
 
     @staticmethod
     def concat(parts: list[LogTables]) -> LogTables:
@@ -55,10 +61,12 @@ class LogTables:
             if full:
                 return pd.concat(full, ignore_index=True)
             return frames[0].iloc[0:0] if frames else pd.DataFrame()
+        events = [p.events for p in parts if p.events is not None]
         return LogTables(
             cat([p.searches for p in parts]),
             cat([p.results for p in parts]),
             cat([p.clicks for p in parts]),
+            cat(events) if events else None,
         )
 
 
@@ -162,11 +170,14 @@ class TableWriter:
 
 
 def write_logs(tables: LogTables, outdir: str | Path) -> dict[str, Path]:
-    """Write ``searches.parquet``, ``results.parquet`` and ``clicks.parquet`` into ``outdir``.
+    """Write ``searches.parquet``, ``results.parquet`` and ``clicks.parquet`` into ``outdir``,
+    and ``events.parquet`` when ``tables.events`` is not None (even empty: the log has an
+    events table that holds no event).
 
     Rows are sorted by search id (stable, so clicks stay in click order and results in rank
-    order when they came that way), which makes files compress well and diff stably. An
-    empty ``results`` table is not written (the table is optional). Returns the paths written.
+    order when they came that way), which makes files compress well and diff stably; events
+    are written in their given order (their search id is often NULL). An empty ``results``
+    table is not written (the table is optional). Returns the paths written.
     """
     frames = {}
     for name in TABLE_NAMES:
@@ -174,8 +185,10 @@ def write_logs(tables: LogTables, outdir: str | Path) -> dict[str, Path]:
         if len(df) and "search_id" in df.columns:
             df = df.sort_values("search_id", kind="stable", ignore_index=True)
         frames[name] = df
-    columns = {name: [str(c) for c in frames[name].columns] for name in TABLE_NAMES}
+    if tables.events is not None:
+        frames["events"] = tables.events
+    columns = {name: [str(c) for c in df.columns] for name, df in frames.items()}
     with TableWriter(columns) as writer:
-        for name in TABLE_NAMES:
+        for name in frames:
             writer.add_frame(name, frames[name])
         return writer.finish(outdir, skip_empty=("results",))
