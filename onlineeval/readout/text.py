@@ -188,8 +188,9 @@ def _quantile_lines(ro: Readout) -> list[str]:
 
 
 def csv_frame(ro: Readout) -> pd.DataFrame:
-    """One CSV row per metric and treatment, with the experiment, the window, the SRM check
-    and the treatment's verdict on every row."""
+    """One CSV row per metric and treatment, then one per arm and rank of the position CTR
+    (``role`` ``position_ctr``: ``variant``, ``rank``, ``shown``, ``clicked``, ``clicks``,
+    ``ctr``), with the experiment, the window, the SRM check and the verdict on every row."""
     verdicts = {d.treatment: d.verdict for d in ro.decisions}
     w = ro.window.to_dict() if ro.window is not None else {}
     srm = ro.srm.to_dict() if ro.srm is not None else {}
@@ -207,4 +208,11 @@ def csv_frame(ro: Readout) -> pd.DataFrame:
         rows.append({**lead, "metric": "interleaving_delta_ab", "role": "interleaving",
                      "control": il.control_team, "treatment": il.treatment_team,
                      **il.result.to_dict()})
+    if ro.position_ctr is not None:
+        # after the metric rows: CTR per rank of each arm (role position_ctr); an arm's row
+        # carries its treatment's verdict (the control's, the experiment's when it has one)
+        for r in ro.position_ctr.to_dict("records"):
+            rows.append({**lead, "overall_verdict": verdicts.get(r["variant"], ro.verdict),
+                         "metric": "ctr_at_rank", "role": "position_ctr",
+                         **{k: plain(v) for k, v in r.items() if k != "experiment"}})
     return pd.DataFrame(rows)

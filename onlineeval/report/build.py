@@ -8,7 +8,7 @@ Per experiment (a ranker pair of the study file):
   its SRM check;
 - interleaving: :func:`onlineeval.interleaving_readout` with the treatment's team as team A,
   so Δ_AB > 0 means the treatment won;
-- position CTR per variant (:func:`onlineeval.position_ctr`) of the A/B logs;
+- position CTR per arm of the A/B logs (the readout's ``position_ctr``);
 - within-experiment agreement: per-query offline delta of the primary measure against the
   per-query interleaving Δ_q and against the per-query A/B CTR difference, both asked of
   :mod:`onlineeval.agreement.per_query` (queries matched on the logs' ``qid`` column when
@@ -112,7 +112,6 @@ class _LogCache:
 
     def __init__(self) -> None:
         self._logs: dict[Path, Any] = {}
-        self.position_ctr: dict[Path, pd.DataFrame] = {}
         self.scores: dict[tuple[Path, Path], pd.DataFrame] = {}
 
     def get(self, path: Path) -> Any:
@@ -271,18 +270,6 @@ def _per_query_ab(exp: Experiment, logs: Any) -> PerQueryOnline:
                             from_text(logs, exp.treatment_variant))
 
 
-def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
-    from onlineeval import position_ctr
-
-    key = exp.ab_logs
-    if key not in cache.position_ctr:
-        # one pass over the log for every experiment of the study
-        cache.position_ctr[key] = position_ctr(logs, by=("experiment", "variant"))
-    df = cache.position_ctr[key]
-    df = df[df["experiment"].astype(str) == exp.ab_experiment]
-    return df.reset_index(drop=True)
-
-
 def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentReadout:
     from onlineeval.readout.compute import with_interleaving
 
@@ -304,9 +291,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
             if offline_pq is not None:
                 out.within["A/B CTR Δ"] = within_experiment(offline_pq,
                                                             _per_query_ab(exp, logs))
-            if getattr(logs, "has_results", True):
-                out.position_ctr = _position_ctr(exp, logs, cache)
-            else:
+            if not getattr(logs, "has_results", True):
                 out.notes.append("no position CTR: the A/B logs have no results table")
         except OnlineEvalError as exc:
             raise _context(exp, f"A/B readout of {exp.ab_logs}", exc, study) from None
@@ -343,6 +328,8 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
     il_ro = out.interleaving.attrs.get("readout") if out.interleaving is not None else None
     if ab_ro is not None:
         out.readout = with_interleaving(ab_ro, il_ro.interleaving if il_ro else None)
+        # the arms' position CTR, as the readout computed it
+        out.position_ctr = ab_ro.position_ctr
     else:
         out.readout = il_ro
     return out

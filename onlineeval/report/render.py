@@ -172,12 +172,8 @@ def _experiment_html(report: Report, r: Any) -> str:
     if r.readout is not None:
         # the experiment's readout as `onlineeval readout -o` draws it, with the study's
         # offline comparison as its offline prediction
-        curves = r.position_ctr
-        if curves is not None:
-            curves = curves[curves["variant"].astype(str).isin(
-                [str(r.readout.control), *map(str, r.readout.treatments)])]
         ro = r.readout if r.offline is None else replace(r.readout, offline=r.offline)
-        parts.append(readout_section(ro, level=4, position_ctr=curves))
+        parts.append(readout_section(ro, level=4))
     if r.offline is not None:
         parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
                      f"{html.escape(report.study.correction)} correction; a = control, "
