@@ -111,23 +111,25 @@ class _LogCache:
     """Load each log directory once; report load exclusions once per directory."""
 
     def __init__(self) -> None:
-        self._logs: dict[Path, Any] = {}
+        self._logs: dict[tuple[Path, str | None], Any] = {}
         self.scores: dict[tuple[Path, Path], pd.DataFrame] = {}
 
-    def get(self, path: Path) -> Any:
-        if path not in self._logs:
+    def get(self, path: Path, columns: Any = None) -> Any:
+        """The log at ``path`` read with the study's column mapping ``columns``."""
+        key = (path, None if columns is None else repr(sorted(columns.items(), key=str)))
+        if key not in self._logs:
             from onlineeval import load_logs
             from onlineeval.errors import ExcludedRowsWarning
 
             with warnings.catch_warnings():
                 # load_notes reports the excluded rows
                 warnings.simplefilter("ignore", ExcludedRowsWarning)
-                self._logs[path] = load_logs(path)
-        return self._logs[path]
+                self._logs[key] = load_logs(path, columns=columns)
+        return self._logs[key]
 
     def load_notes(self) -> dict[str, str]:
         out = {}
-        for path, logs in self._logs.items():
+        for (path, _), logs in self._logs.items():
             report = getattr(logs, "report", None)
             if report is not None and getattr(report, "excluded_total", 0):
                 out[str(path)] = report.summary()
@@ -179,13 +181,15 @@ def _offline(study: Study, exp: Experiment,
 
 def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any, list[str]]:
     """The :class:`onlineeval.readout.Readout` of the experiment's A/B or interleaving log
-    (the study's first online metric is the primary one, the others secondary), and its
-    warnings (the SRM is shown by the report itself)."""
+    (the experiment's primary metrics, by default the study's first online metric; its
+    guardrails with their margins; the other online metrics secondary), and its warnings
+    (the SRM is shown by the report itself)."""
     from onlineeval.logs.variants import from_text
     from onlineeval.readout import readout
 
     # the study file names variants as text: read them with the log's variant type, as the CLI
     # does
+    primary = list(exp.primary or study.online_metrics[:1])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ro = readout(
@@ -193,7 +197,10 @@ def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any
             experiment=exp.ab_experiment if design == "ab" else exp.interleaving_experiment,
             control=from_text(logs, exp.control_variant),
             treatment=[from_text(logs, exp.treatment_variant)],
-            primary=list(study.online_metrics[:1]), secondary=list(study.online_metrics[1:]),
+            primary=primary, guardrails=list(exp.guardrails),
+            non_inferiority=dict(exp.non_inferiority),
+            secondary=[m for m in study.online_metrics
+                       if m not in primary and m not in exp.non_inferiority],
             alpha=study.alpha, control_team=exp.control_team or None,
             treatment_team=exp.treatment_team or None, n_resamples=study.n_resamples,
             seed=study.seed,
@@ -285,7 +292,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         out.notes.append("no runs in the study for this experiment: no offline comparison")
     if exp.ab_logs is not None:
         try:
-            logs = cache.get(exp.ab_logs)
+            logs = cache.get(exp.ab_logs, exp.columns)
             out.ab, out.srm, out.srm_message = _ab(study, exp, logs)
             out.notes.extend(out.ab.attrs.get("warnings", []))
             if offline_pq is not None:
@@ -299,7 +306,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         out.notes.append("no A/B logs in the study for this experiment")
     if exp.interleaving_logs is not None:
         try:
-            logs = cache.get(exp.interleaving_logs)
+            logs = cache.get(exp.interleaving_logs, exp.columns)
             out.interleaving = _interleaving(study, exp, logs)
             out.notes.extend(f"interleaving: {w}"
                              for w in out.interleaving.attrs.get("warnings", []))
