@@ -15,6 +15,7 @@ import pytest
 import onlineeval
 from onlineeval.cli import main
 from onlineeval.readout.text import csv_frame
+
 from .conftest import make_tables
 
 START, END = "2026-01-06", "2026-01-10"
