@@ -130,7 +130,7 @@ def sample_readout(directory: Path) -> Path:
         runs=(SAMPLE / "runs" / "s200.run", SAMPLE / "runs" / "s100.run"),
         qrels=SAMPLE / "qrels.txt")
     page = directory / "readout.html"
-    page.write_text(html.render(ro, logs), encoding="utf-8")
+    page.write_text(html.render(ro), encoding="utf-8")
     return page
 
 

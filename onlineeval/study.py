@@ -19,6 +19,13 @@ table is one ranker pair and may override any default::
                                       # as a large offline margin (default: offline significant)
     seed = 0                          # seed of resampling tests and bootstraps
     n_resamples = 2000                # resamples of those tests
+    primary = ["ctr"]                 # the readouts' primary metrics: the one correction
+                                      # family (default: the first online metric)
+    guardrails = ["abandonment_rate"] # guardrail metrics; each needs a margin:
+    non_inferiority = { abandonment_rate = "2%" }   # absolute (0.01) or relative ("2%");
+                                      # a metric with a margin is a guardrail
+    columns = "mapping.toml"          # the logs' own column names: a --columns-file, or the
+                                      # same mapping inline as [columns] / [columns.searches]
 
     [[experiment]]
     name = "s260_vs_s040"             # required, unique
@@ -29,7 +36,13 @@ table is one ranker pair and may override any default::
     # (default: name); control_variant / treatment_variant (default control / treatment);
     # control_team / treatment_team: the `results.team` names of the interleaved rankers
     # (default: the run files' stems, e.g. s260 / s040; without runs, the teams' names tell:
-    # onlineeval.interleaving.teams)
+    # onlineeval.interleaving.teams); primary, guardrails, non_inferiority and columns
+    # (each replaces the top-level value for this experiment)
+
+The per-experiment readouts (``onlineeval report`` and ``demo``) read each experiment with its
+primary metrics, guardrails and margins (as ``onlineeval readout --primary --guardrails
+--non-inferiority``); the other online metrics are secondary. ``columns`` maps the logs'
+column names as ``--columns-file`` does (:mod:`onlineeval.logs.mapping_text`).
 
 The runs (both, or neither) and qrels add the offline comparison and the offline-online
 agreement; an experiment without runs is read out from its logs alone (it needs A/B or
@@ -54,12 +67,14 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "title": str, "qrels": str, "measures": list, "online_metrics": list, "ab_logs": str,
     "interleaving_logs": str, "alpha": (int, float), "test": str, "correction": str,
     "large_margin": (int, float), "seed": int, "n_resamples": int, "experiment": list,
+    "primary": list, "guardrails": list, "non_inferiority": dict, "columns": (str, dict),
 }
 _EXP_KEYS: dict[str, type | tuple[type, ...]] = {
     "name": str, "control_run": str, "treatment_run": str, "qrels": str, "ab_logs": str,
     "interleaving_logs": str, "ab_experiment": str, "interleaving_experiment": str,
     "control_variant": str, "treatment_variant": str, "control_team": str,
-    "treatment_team": str,
+    "treatment_team": str, "primary": list, "guardrails": list, "non_inferiority": dict,
+    "columns": (str, dict),
 }
 
 DEFAULT_MEASURES = ("ndcg_cut_10", "map", "P_10", "recip_rank")
@@ -87,6 +102,17 @@ class Experiment:
     treatment_variant: str = "treatment"
     control_team: str = ""
     treatment_team: str = ""
+    #: the readout's primary metrics (default: the study's first online metric)
+    primary: tuple[str, ...] = ()
+    #: guardrail -> its non-inferiority margin as written (a number, or "2%")
+    non_inferiority: dict[str, Any] = field(default_factory=dict)
+    #: the logs' column mapping (None: canonical names) and the file it was read from
+    columns: Any = None
+    columns_file: Path | None = None
+
+    @property
+    def guardrails(self) -> tuple[str, ...]:
+        return tuple(self.non_inferiority)
 
 
 @dataclass(frozen=True)
@@ -161,6 +187,69 @@ def _check_names(measures: tuple[str, ...], metrics: tuple[str, ...], src: str) 
             raise InputError(f"{src}: online_metrics: {exc}") from None
 
 
+def _readout_metrics(table: dict[str, Any], default: dict[str, Any], metrics: tuple[str, ...],
+                     where: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The primary metrics and the guardrails' margins of a table of the study (the
+    experiment's own keys, else the top-level ``default``), checked as the readout checks
+    them; ``where`` prefixes the key in errors."""
+    from onlineeval.abtest.metrics import METRICS
+    from onlineeval.readout.ab import parse_margin
+
+    def get(key: str) -> Any:
+        return table[key] if key in table else default.get(key)
+
+    primary = _strings(get("primary"), f"{where}primary") if get("primary") is not None \
+        else metrics[:1]
+    guards = _strings(get("guardrails"), f"{where}guardrails") if get("guardrails") else ()
+    margins = get("non_inferiority") or {}
+    for key, names in (("primary", primary), ("guardrails", guards),
+                       ("non_inferiority", tuple(margins))):
+        for m in names:
+            try:
+                metric = METRICS.get(m)
+            except OnlineEvalError as exc:
+                raise InputError(f"{where}{key}: {exc}") from None
+            if metric.better is None:
+                raise InputError(f"{where}{key}: {m!r} has no direction of improvement, so it "
+                                 "cannot be a primary metric or a guardrail; list it under "
+                                 "online_metrics (a secondary metric)")
+    for m, value in margins.items():
+        try:
+            parse_margin(m, value)
+        except OnlineEvalError as exc:
+            raise InputError(f"{where}non_inferiority.{m}: {exc}") from None
+    missing = [g for g in guards if g not in margins]
+    if missing:
+        raise InputError(
+            f"{where}guardrails: {missing[0]!r} needs a non-inferiority margin: add "
+            f'non_inferiority = {{ {missing[0]} = "2%" }} (absolute or relative)'
+        )
+    both = sorted(set(primary) & set(margins))
+    if both:
+        raise InputError(f"{where}guardrails: {both[0]!r} is a primary metric; a metric is "
+                         "primary or a guardrail, not both")
+    return primary, {m: margins[m] for m in [*guards, *margins]}
+
+
+def _columns(value: Any, base: Path, where: str) -> tuple[Any, Path | None]:
+    """The ``columns`` key: a mapping file's path (relative to the study file) or the
+    mapping inline, in the format of ``--columns-file``; and the file it was read from."""
+    from onlineeval.logs.mapping_text import from_table, parse
+
+    if value is None:
+        return None, None
+    try:
+        if isinstance(value, str):
+            file = _path(base, value, where, "file")
+            return parse(files=[file]), file
+        return from_table(value, where), None
+    except InputError:
+        raise
+    except OnlineEvalError as exc:
+        raise InputError(f"{where}: {exc}" if not str(exc).startswith(where) else str(exc)
+                         ) from None
+
+
 def read_study(path: str | Path) -> Study:
     """Read and validate a study file; see the module docstring for its keys."""
     path = Path(path)
@@ -209,6 +298,8 @@ def read_study(path: str | Path) -> Study:
     metrics = _strings(data["online_metrics"], f"{src}: online_metrics") \
         if "online_metrics" in data else DEFAULT_ONLINE_METRICS
     _check_names(measures, metrics, src)
+    top_metrics = _readout_metrics({}, data, metrics, f"{src}: ")
+    top_columns = _columns(data.get("columns"), base, f"{src}: columns")
     raw = data.get("experiment")
     if not raw:
         raise InputError(
@@ -257,6 +348,12 @@ def read_study(path: str | Path) -> Study:
             )
         else:
             qrels = control_run = treatment_run = None
+        if any(k in exp for k in ("primary", "guardrails", "non_inferiority")):
+            primary, margins = _readout_metrics(exp, data, metrics, f"{where}.")
+        else:
+            primary, margins = top_metrics
+        columns, columns_file = _columns(exp["columns"], base, f"{where}.columns") \
+            if "columns" in exp else top_columns
         experiments.append(Experiment(
             name=name, qrels=qrels, control_run=control_run, treatment_run=treatment_run,
             ab_logs=None if ab is None else _path(base, ab, f"{where}.ab_logs", "dir"),
@@ -268,6 +365,8 @@ def read_study(path: str | Path) -> Study:
             treatment_variant=exp.get("treatment_variant", "treatment"),
             control_team=exp.get("control_team", control_run.stem if runs else ""),
             treatment_team=exp.get("treatment_team", treatment_run.stem if runs else ""),
+            primary=primary, non_inferiority=margins, columns=columns,
+            columns_file=columns_file,
         ))
     return Study(
         path=path, title=data.get("title", path.stem), measures=measures,

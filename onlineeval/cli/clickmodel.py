@@ -7,6 +7,7 @@ import sys
 
 from onlineeval.cli import _positive_int
 from onlineeval.cli._logs import add_logs_arguments, load, mapping_inputs
+from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "clickmodel"
@@ -39,7 +40,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         "left out")
     parser.add_argument("--max-iter", type=_positive_int, default=1000, metavar="N",
                         help="EM iterations at most (default 1000)")
-    parser.add_argument("--query-column", default="query", metavar="COL",
+    add_renamed(parser, "--query", default="query", metavar="COL",
                         help="searches column taken as the query (default query; e.g. qid)")
 
 
@@ -103,12 +104,12 @@ def _harvest(args: argparse.Namespace) -> int:
     from onlineeval.clickmodels.harvest import harvest_position_bias
 
     logs = load(args)
-    out = harvest_position_bias(logs, query=args.query_column, max_rank=args.max_rank,
+    out = harvest_position_bias(logs, query=args.query, max_rank=args.max_rank,
                                 n_boot=args.n_boot, seed=args.seed,
                                 confidence=args.confidence)
     if not args.no_pbm:
         pbm = fit(logs, "pbm", prior=args.prior, max_rank=args.max_rank,
-                  max_iter=args.max_iter, query=args.query_column).position_bias
+                  max_iter=args.max_iter, query=args.query).position_bias
         out = out.merge(pbm[["rank", "relative"]].rename(columns={"relative": "pbm"}),
                         on="rank", how="left")
     emit(out, args.format)
@@ -125,7 +126,7 @@ def _fit(args: argparse.Namespace) -> int:
         target = out.file(args.output) if args.output else None
         logs = load(args)
         fitted = fit(logs, model, prior=args.prior, max_rank=args.max_rank,
-                     max_iter=args.max_iter, query=args.query_column)
+                     max_iter=args.max_iter, query=args.query)
         if target is not None:
             fill(target, fitted.to_json())
     s = fitted.summary().iloc[0]
@@ -147,7 +148,7 @@ def _compare(args: argparse.Namespace) -> int:
     logs = load(args)
     result = compare(logs, args.models, test_share=args.test_share, by=args.split,
                      seed=args.seed, prior=args.prior, max_rank=args.max_rank,
-                     max_iter=args.max_iter, query=args.query_column)
+                     max_iter=args.max_iter, query=args.query)
     t = result.table
     print(f"split by {args.split}, seed {args.seed}: {t['train_pages'].iloc[0]} training and "
           f"{t['test_pages'].iloc[0]} test pages", file=sys.stderr)

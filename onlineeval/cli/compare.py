@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "compare"
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--correction", default="holm",
                         help=f"multiple-testing correction over runs × measures: "
                              f"{', '.join(CORRECTIONS)} (default holm)")
-    parser.add_argument("--resamples", type=int, default=10_000,
+    add_renamed(parser, "--n-resamples", type=int, default=10_000,
                         help="resamples of the randomization and bootstrap tests")
     parser.add_argument("--seed", type=int, default=0, help="seed of resampling tests")
     add_format_argument(parser)
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = compare(
         args.qrels, args.run_a, list(args.runs), args.measures, test=args.test,
-        alpha=args.alpha, correction=args.correction, n_resamples=args.resamples,
+        alpha=args.alpha, correction=args.correction, n_resamples=args.n_resamples,
         seed=args.seed,
     )
     emit(result, args.format)

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from onlineeval.cli._logs import add_logs_arguments, load
+from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_logs_arguments(parser, "log directory (searches, results, clicks)")
     parser.add_argument("--run", required=True, metavar="FILE",
                         help="the candidate ranking as a TREC run; its qids must be values of "
-                        "--query-column")
+                        "--query")
     parser.add_argument("--metric", default="clicks@10",
                         help="clicks@K: expected clicks per page in the candidate's top K "
                         "(default clicks@10)")
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "`clickmodel fit --model pbm -o` on other data (taken as exact)")
     parser.add_argument("--clip", type=float, default=None, metavar="M",
                         help="cap the weights p_c/p_l of ips and dr at M (default: no cap)")
-    parser.add_argument("--query-column", default="query", metavar="COL",
+    add_renamed(parser, "--query", default="query", metavar="COL",
                         help="searches column matching the run's qids (default query)")
     parser.add_argument("--unit", default="user_id", metavar="COL",
                         help="randomization unit the CI clusters on (default user_id)")
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     logs = load(args)
     res = evaluate(logs, args.run, metric=args.metric, propensities=args.propensities,
                    estimator=args.estimator, clip=args.clip, model=args.model,
-                   query=args.query_column,
+                   query=args.query,
                    unit=args.unit, max_rank=args.max_rank, confidence=args.confidence)
     print(f"propensities: {res.propensity_source}: "
           + ", ".join(f"{r}:{p:.4f}" for r, p in zip(res.propensities["rank"],

@@ -9,6 +9,7 @@ import pandas as pd
 
 from onlineeval.cli._experiment_args import add_window_arguments
 from onlineeval.cli._logs import add_event_arguments, add_logs_arguments, load
+from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "interleave"
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--alpha", type=float, default=0.05,
                         help="significance level for the winner; CI coverage is 1-alpha "
                              "(default 0.05)")
-    parser.add_argument("--resamples", type=int, default=1000,
+    add_renamed(parser, "--n-resamples", type=int, default=1000,
                         help="bootstrap resamples of users for the CI (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--matrix", action="store_true",
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     out = interleaving_readout(
         logs, args.experiment, by=by, per_query=args.per_query, team_a=args.team_a,
         control=args.control, treatment_first=True,
-        alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, start=args.start,
+        alpha=args.alpha, n_resamples=args.n_resamples, seed=args.seed, start=args.start,
         end=args.end, credit=args.credit, attribution_window=args.attribution_window,
     )
     _print_window(out.attrs["window"])

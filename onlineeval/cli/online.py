@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from onlineeval.cli._logs import add_logs_arguments, load
+from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "online"
@@ -52,9 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_log_arguments(parser, "variant")
     add_event_arguments(parser)
-    parser.add_argument("--sat-dwell", type=float, default=30.0, metavar="SECONDS",
+    add_renamed(parser, "--sat-dwell-s", type=float, default=30.0, metavar="SECONDS",
                         help="dwell from which a click is satisfied (default 30)")
-    parser.add_argument("--session-gap", type=float, default=30.0, metavar="MINUTES",
+    add_renamed(parser, "--session-gap-min", type=float, default=30.0, metavar="MINUTES",
                         help="inactivity that ends a derived session (default 30; used when "
                         "the log has no session_id)")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from onlineeval.online import online_metrics
 
     logs = load(args)
-    df = online_metrics(logs, by=by_columns(args, logs), sat_dwell_s=args.sat_dwell,
-                        session_gap_min=args.session_gap)
+    df = online_metrics(logs, by=by_columns(args, logs), sat_dwell_s=args.sat_dwell_s,
+                        session_gap_min=args.session_gap_min)
     emit(df, args.format)
     return 0

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         target = out.file(args.output)  # refused before any work if it is an input
         logs = load(args)
         fitted = fit(logs, model, prior=args.prior, max_rank=args.max_rank,
-                     max_iter=args.max_iter, query=args.query_column)
+                     max_iter=args.max_iter, query=args.query)
         j = qrels_from_clicks(fitted, args.grades, args.min_impressions)
         fill(target, j.to_trec())
     print(f"{model}: judged {j.judged} of {j.pairs} (query, doc) pairs; "

@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         if json_tmp is not None:
             fill(json_tmp, json.dumps(ro.to_dict(), indent=2, allow_nan=False) + "\n")
         if html_tmp is not None and html is not None:
-            fill(html_tmp, html.render(ro, logs))
+            fill(html_tmp, html.render(ro))
     if args.format == "json":
         json.dump(ro.to_dict(), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")

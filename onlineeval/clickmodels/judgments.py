@@ -81,7 +81,7 @@ def qrels_from_clicks(fitted: ClickModelFit, grades: Sequence[float] | str = DEF
     for values, what in ((qid, "query"), (docno, "document id")):
         bad = values[values.str.contains(_TREC_BAD) | (values == "")]
         if len(bad):
-            hint = (" pass --query-column (query=) naming a column of topic ids"
+            hint = (" pass --query (query=) naming a column of topic ids"
                     if what == "query" else "")
             raise InputError(
                 f"{len(bad)} judged pairs have a {what} that a TREC qrels file cannot hold "

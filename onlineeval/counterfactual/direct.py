@@ -65,7 +65,7 @@ def from_fit(fitted: ClickModelFit, source: str, query: str) -> DirectModel:
         raise InvalidParameterError(
             f"the click model ({source}) was fitted with query column "
             f"{fitted.query_column!r} but the estimate reads {query!r}; pass the same column "
-            "(--query-column)")
+            "(--query)")
     if fitted.model != "pbm":
         raise InvalidParameterError(
             f"the doubly robust estimate needs a position-based click model (pbm) as its "

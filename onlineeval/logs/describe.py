@@ -28,7 +28,7 @@ def _derived(logs: Any, table: str, column: str) -> str | None:
         return "counted from the results rows of the search"
     if table == "searches" and column == "session_id" and has("searches", "ts"):
         return ("derived by the online metrics: a user's searches with gaps under 30 minutes "
-                "(--session-gap) form a session")
+                "(--session-gap-min) form a session")
     if table == "clicks" and column == "rank" and logs.has_results and has("clicks", "doc_id"):
         return "looked up in results by the clicked doc_id"
     if table == "clicks" and column == "doc_id" and logs.has_results and has("clicks", "rank"):

@@ -139,6 +139,13 @@ def _file_entries(path: str | os.PathLike[str], entries: dict[str, Any],
         n = lines.get((table, source))
         return f"{name}:{n}" if n else f"{name} ({table + '.' if table else ''}{source})"
 
+    _table_entries(data, place, entries, places)
+
+
+def _table_entries(data: dict[str, Any], place: Any, entries: dict[str, Any],
+                   places: dict[tuple[str | None, str], str]) -> None:
+    """The entries of a parsed mapping file (``place(table, source)`` says where each was
+    written)."""
     for key, value in data.items():
         if isinstance(value, dict):
             if key not in TABLES:
@@ -173,4 +180,18 @@ def parse(options: Sequence[str] | None = None,
     for f in files or ():
         _file_entries(f, entries, places)
     _option_entries(options or (), entries, places)
+    return ColumnMap(entries, Spelling(cli=True, places=places))
+
+
+def from_table(data: dict[str, Any], where: str) -> ColumnMap:
+    """The mapping written as a TOML table inside another file (a study file's
+    ``[columns]``: the format of a ``--columns-file``); ``where`` names that table in errors
+    (``study.toml: columns``)."""
+    entries: dict[str, Any] = {}
+    places: dict[tuple[str | None, str], str] = {}
+
+    def place(table: str | None, source: str) -> str:
+        return f"{where}.{table + '.' if table else ''}{source}"
+
+    _table_entries(data, place, entries, places)
     return ColumnMap(entries, Spelling(cli=True, places=places))

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from onlineeval.errors import SchemaError
 from onlineeval.logs.coerce import as_logs
 from onlineeval.online.grouping import per_group, resolve, warn_pooled_experiments
+from onlineeval.window import bounds
 
 if TYPE_CHECKING:
     from onlineeval.logs import Logs
 
 
-def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFrame:
+def position_ctr(logs: Logs, by: str | Sequence[str] | None = (), start: Any = None,
+                 end: Any = None) -> pd.DataFrame:
     """CTR per rank: searches with a click at that rank / searches that showed that rank.
 
     Parameters
@@ -25,6 +27,10 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
         dict of tables (:func:`onlineeval.logs.as_logs`).
     by
         Group columns, as for :func:`onlineeval.online_metrics` (default: none).
+    start, end
+        The window ``start <= ts < end`` of the searches counted (None: unbounded; with a
+        bound, searches without ts are left out), as the readout's window
+        (:mod:`onlineeval.window`).
 
     Returns
     -------
@@ -40,6 +46,7 @@ def position_ctr(logs: Logs, by: str | Sequence[str] | None = ()) -> pd.DataFram
             f"position CTR needs the results table (which ranks each page showed); the log "
             f"{logs.source} has none. Add results.* (search_id, rank, doc_id) to the log."
         )
+    lo, hi = bounds(start, end)
     grouping = resolve(logs, by)
     warn_pooled_experiments(logs, grouping)
-    return per_group(logs, "online/position_ctr", grouping)
+    return per_group(logs, "online/position_ctr", grouping, win_start=lo, win_end=hi)

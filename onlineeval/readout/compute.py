@@ -249,14 +249,31 @@ def with_interleaving(ab: Readout, section: Any) -> Readout:
     return replace(ab, interleaving=section, designs=designs)
 
 
+def arms_position_ctr(logs: Any, ro: Readout, start: Any, end: Any) -> Any:
+    """CTR per rank of each arm of ``ro`` (its experiment's control and treatments) in
+    the window, from the A/B log ``logs`` (:func:`onlineeval.position_ctr`)."""
+    from onlineeval.online.positions import position_ctr
+
+    by = ("experiment", "variant") if ro.experiment is not None else ("variant",)
+    with warnings.catch_warnings():
+        # the readout has already said what it had to about the log
+        warnings.simplefilter("ignore")
+        curves = position_ctr(logs, by=by, start=start, end=end)
+    if ro.experiment is not None:
+        curves = curves[curves["experiment"].astype(str) == str(ro.experiment)]
+    arms = [str(a) for a in (ro.control, *ro.treatments)]
+    return curves[curves["variant"].astype(str).isin(arms)].reset_index(drop=True)
+
+
 def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
             start: Any, end: Any) -> Readout:
     """Effect over time and per segment of each primary metric, per treatment, and the
     quantile metrics, from the readstats functions: :func:`onlineeval.abtest.effect_over_time`
     (cumulative per calendar day, and per day since exposure),
     :func:`onlineeval.abtest.segments.segment_effects` (Δ per segment, Holm over the
-    segments, Cochran's Q) and :func:`onlineeval.abtest.quantiles.quantile_effects` (median
-    and p90 of every per-search value the log has, unit-clustered intervals)."""
+    segments, Cochran's Q), :func:`onlineeval.abtest.quantiles.quantile_effects` (median
+    and p90 of every per-search value the log has, unit-clustered intervals) and the
+    position CTR of each arm (:func:`arms_position_ctr`)."""
     import pandas as pd
 
     ab_logs = next((lg for kind, lg in parts if kind == AB), None)
@@ -282,6 +299,8 @@ def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
                        for t in result.treatments for m in quantile_metrics(ab_logs)]
     if quantile_frames:
         changes["quantiles"] = pd.concat(quantile_frames, ignore_index=True)
+    if ab_logs.has_results:
+        changes["position_ctr"] = arms_position_ctr(ab_logs, result, start, end)
     if segments is not None:
         frames, het = [], []
         for t, m in pairs:

@@ -39,6 +39,10 @@ readout all show the fields below and nothing else, so every output carries the 
   per-search column the log has, per arm, with treatment − control and intervals clustered
   by unit (Deng, Knoblich & Lu 2018: :func:`onlineeval.abtest.quantiles.quantile_effects`),
   not a correction family; None when the log has no such value;
+- ``position_ctr`` — click-through rate per rank of each arm (control and treatments) in
+  the window, from the A/B log's results (:func:`onlineeval.position_ctr`: ``variant``,
+  ``rank``, ``shown``, ``clicked``, ``clicks``, ``ctr``); None without an A/B log with
+  results;
 - ``notes`` — what the readout warned about; ``excluded`` — rows left out, by reason.
 
 :meth:`Readout.to_dict` gives all of it as JSON-ready values (null for undefined numbers,
@@ -301,6 +305,7 @@ class Readout:
     over_time: Any = None
     segments: Any = None
     quantiles: Any = None
+    position_ctr: pd.DataFrame | None = None
     notes: tuple[str, ...] = ()
     excluded: dict[str, int] = field(default_factory=dict)
 
@@ -323,7 +328,7 @@ class Readout:
         """The readout as DataFrames: ``summary`` (one row per treatment: verdict, window,
         SRM), ``metrics`` (one row per metric and treatment), and where present ``srm``,
         ``interleaving``, ``queries``, ``offline``, ``over_time``, ``segments``,
-        ``quantiles``."""
+        ``quantiles``, ``position_ctr``."""
         w = self.window.to_dict() if self.window is not None else {}
         srm = self.srm.to_dict() if self.srm is not None else {}
         summary = pd.DataFrame([{
@@ -353,7 +358,7 @@ class Readout:
             out["interleaving"] = pd.DataFrame([row])
             if il.queries is not None:
                 out["queries"] = il.queries
-        for name in ("offline", "over_time", "segments", "quantiles"):
+        for name in ("offline", "over_time", "segments", "quantiles", "position_ctr"):
             value = getattr(self, name)
             if isinstance(value, pd.DataFrame):
                 out[name] = value

@@ -148,59 +148,98 @@ def render_text(ro: Readout) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _over_time_lines(ro: Readout) -> list[str]:
+def _ci(r: Any) -> str:
+    """Δ [low, high] of a result row (a dict with estimate, ci_low, ci_high)."""
+    return (f"{number(r.get('estimate'), signed=True)} [{number(r.get('ci_low'), signed=True)}, "
+            f"{number(r.get('ci_high'), signed=True)}]")
+
+
+def _level(frame: pd.DataFrame) -> str:
+    levels = sorted({plain(x) for x in frame.get("ci_level", pd.Series(dtype=float))} - {None})
+    return ", ".join(percent(x, signed=False) for x in levels) or "null"
+
+
+def _over_time_lines(ro: Any) -> list[str]:
+    """Per primary metric and treatment: the cumulative Δ per calendar day, then the Δ per day
+    since a unit's first exposure, as tables."""
     if not ro.over_time:
         return []
-    lines = [""]
-    day, since = ro.over_time.get("day"), ro.over_time.get("exposure_day")
-    for (metric, variant), part in day.groupby(["metric", "variant"], sort=False):
-        cum = ", ".join(f"{when(r['day'])} {number(r['estimate'], signed=True)}"
-                        for r in part.iloc[[0, len(part) // 2, -1]].to_dict("records"))
-        text = f"over time ({metric}, {variant}): cumulative Δ {cum}"
-        if since is not None:
-            s = since[(since["metric"] == metric) & (since["variant"] == variant)]
-            text += "; by day since exposure: " + ", ".join(
-                f"{int(r['days_since_exposure'])}: {number(r['estimate'], signed=True)}"
-                for r in s.head(4).to_dict("records")) + (", ..." if len(s) > 4 else "")
-        lines += _wrap(text)
+    lines: list[str] = []
+    axes = (("day", "day", "cumulative Δ per calendar day",
+             lambda v: when(v)),
+            ("exposure_day", "days_since_exposure", "Δ per day since a unit's first exposure",
+             lambda v: count(v)))
+    for key, xcol, title, spell in axes:
+        frame = ro.over_time.get(key)
+        if not isinstance(frame, pd.DataFrame) or not len(frame):
+            continue
+        for (metric, variant), part in frame.groupby(["metric", "variant"], sort=False):
+            lines.append("")
+            lines += _wrap(f"over time ({metric}, {variant}): {title} ({_level(part)} "
+                           "intervals, p unadjusted for the many looks):")
+            body = [[spell(r.get(xcol)), number(r.get("control_value")),
+                     number(r.get("treatment_value")), _ci(r), pvalue(r.get("p_value")),
+                     count(r.get("n"))] for r in part.to_dict("records")]
+            lines.append(fitted_table(
+                ["day" if key == "day" else "days since", "control", "treat.", "Δ [CI]", "p",
+                 "units"], body, wrap=[3]).rstrip("\n"))
     return lines
 
 
-def _segment_lines(ro: Readout) -> list[str]:
+def _segment_lines(ro: Any) -> list[str]:
+    """Per primary metric and treatment: Δ per segment (Holm over the segments) and the
+    heterogeneity test."""
     if not ro.segments:
         return []
-    lines = [""]
+    lines: list[str] = []
     effects, het = ro.segments["effects"], ro.segments["heterogeneity"]
+    column = ro.segments["column"]
     for h in het.to_dict("records"):
-        n = int(((effects["metric"] == h["metric"]) & (effects["variant"] == h["variant"]))
-                .sum())
+        part = effects[(effects["metric"] == h["metric"]) & (effects["variant"] == h["variant"])]
+        how = {str(c) for c in part.get("correction", ())}
+        adjusted = len(how) == 1 and all(isinstance(c, str) for c in part["correction"])
+        lines.append("")
         lines += _wrap(
-            f"segments by {ro.segments['column']} ({h['metric']}, {h['variant']}): {n} "
-            f"segments (Δ per segment: --format json; Holm over segments); heterogeneity "
-            f"{h['test']}: Q = {number(h['statistic'])}, df {h['df']}, p = "
-            f"{pvalue(h['p_value'])} over {h['k']} segments with enough units")
+            f"segments by {column} ({h['metric']}, {h['variant']}; a unit's segment at its "
+            f"first exposure; {_level(part)} intervals unadjusted, p "
+            + (f"{how.pop()}-adjusted over the segments" if adjusted else "unadjusted")
+            + f"): heterogeneity {h['test']}: Q = {number(h['statistic'])}, df "
+            f"{plain(h['df'])}, p = {pvalue(h['p_value'])}"
+            + (f" over {plain(h['k'])} segments with enough units" if "k" in h else ""))
+        body = [[r.get("segment") if r.get("segment") is not None else "null",
+                 number(r.get("control_value")), number(r.get("treatment_value")), _ci(r),
+                 pvalue(r.get("p_adjusted") if adjusted else r.get("p_value")),
+                 count(r.get("n"))]
+                for r in part.to_dict("records")]
+        lines.append(fitted_table([str(column), "control", "treat.", "Δ [CI]",
+                                   "p adj." if adjusted else "p", "units"], body,
+                                  wrap=[0, 3]).rstrip("\n"))
     return lines
 
 
-def _quantile_lines(ro: Readout) -> list[str]:
+def _quantile_lines(ro: Any) -> list[str]:
+    """The quantile metrics: per metric, quantile and treatment, the arms' values and Δ."""
     q = ro.quantiles
     if q is None or not len(q):
         return []
-    lines = [""]
-    for (metric, variant), part in q.groupby(["metric", "variant"], sort=False):
-        text = ", ".join(
-            f"p{round(100 * r['quantile'])} {number(r['control_value'])} → "
-            f"{number(r['treatment_value'])} (Δ {number(r['estimate'], signed=True)} "
-            f"[{number(r['ci_low'], signed=True)}, {number(r['ci_high'], signed=True)}], "
-            f"p = {pvalue(r['p_value'])})" for r in part.to_dict("records"))
-        lines += _wrap(f"quantiles of {metric} ({variant}; intervals clustered by unit, "
-                       f"unadjusted): {text}")
+    tests = "; ".join(sorted({str(t) for t in q.get("test", ()) if isinstance(t, str)}))
+    lines = [""] + _wrap(f"quantile metrics ({_level(q)} intervals clustered by unit, p "
+                         f"unadjusted; {tests or 'test unstated'}):")
+    multi = q["variant"].nunique() > 1
+    body = [[r["metric"], *([r["variant"]] if multi else []),
+             f"p{round(100 * r['quantile'])}", number(r.get("control_value")),
+             number(r.get("treatment_value")), _ci(r), pvalue(r.get("p_value"))]
+            for r in q.to_dict("records")]
+    headers = ["metric", *(["treatment"] if multi else []), "quantile", "control", "treat.",
+               "Δ [CI]", "p"]
+    lines.append(fitted_table(headers, body, wrap=[0, len(headers) - 2]).rstrip("\n"))
     return lines
 
 
 def csv_frame(ro: Readout) -> pd.DataFrame:
-    """One CSV row per metric and treatment, with the experiment, the window, the SRM check
-    and the treatment's verdict on every row."""
+    """One CSV row per metric and treatment, then one per arm and rank of the position CTR
+    (``role`` ``position_ctr``: ``variant``, ``rank``, ``shown``, ``clicked``, ``clicks``,
+    ``ctr``), with the experiment, the window, the SRM check and the verdict on every row."""
     verdicts = {d.treatment: d.verdict for d in ro.decisions}
     w = ro.window.to_dict() if ro.window is not None else {}
     srm = ro.srm.to_dict() if ro.srm is not None else {}
@@ -218,4 +257,11 @@ def csv_frame(ro: Readout) -> pd.DataFrame:
         rows.append({**lead, "metric": "interleaving_delta_ab", "role": "interleaving",
                      "control": il.control_team, "treatment": il.treatment_team,
                      **il.result.to_dict()})
+    if ro.position_ctr is not None:
+        # after the metric rows: CTR per rank of each arm (role position_ctr); an arm's row
+        # carries its treatment's verdict (the control's, the experiment's when it has one)
+        for r in ro.position_ctr.to_dict("records"):
+            rows.append({**lead, "overall_verdict": verdicts.get(r["variant"], ro.verdict),
+                         "metric": "ctr_at_rank", "role": "position_ctr",
+                         **{k: plain(v) for k, v in r.items() if k != "experiment"}})
     return pd.DataFrame(rows)

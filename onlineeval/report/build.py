@@ -8,7 +8,7 @@ Per experiment (a ranker pair of the study file):
   its SRM check;
 - interleaving: :func:`onlineeval.interleaving_readout` with the treatment's team as team A,
   so Δ_AB > 0 means the treatment won;
-- position CTR per variant (:func:`onlineeval.position_ctr`) of the A/B logs;
+- position CTR per arm of the A/B logs (the readout's ``position_ctr``);
 - within-experiment agreement: per-query offline delta of the primary measure against the
   per-query interleaving Δ_q and against the per-query A/B CTR difference, both asked of
   :mod:`onlineeval.agreement.per_query` (queries matched on the logs' ``qid`` column when
@@ -111,24 +111,25 @@ class _LogCache:
     """Load each log directory once; report load exclusions once per directory."""
 
     def __init__(self) -> None:
-        self._logs: dict[Path, Any] = {}
-        self.position_ctr: dict[Path, pd.DataFrame] = {}
+        self._logs: dict[tuple[Path, str | None], Any] = {}
         self.scores: dict[tuple[Path, Path], pd.DataFrame] = {}
 
-    def get(self, path: Path) -> Any:
-        if path not in self._logs:
+    def get(self, path: Path, columns: Any = None) -> Any:
+        """The log at ``path`` read with the study's column mapping ``columns``."""
+        key = (path, None if columns is None else repr(sorted(columns.items(), key=str)))
+        if key not in self._logs:
             from onlineeval import load_logs
             from onlineeval.errors import ExcludedRowsWarning
 
             with warnings.catch_warnings():
                 # load_notes reports the excluded rows
                 warnings.simplefilter("ignore", ExcludedRowsWarning)
-                self._logs[path] = load_logs(path)
-        return self._logs[path]
+                self._logs[key] = load_logs(path, columns=columns)
+        return self._logs[key]
 
     def load_notes(self) -> dict[str, str]:
         out = {}
-        for path, logs in self._logs.items():
+        for (path, _), logs in self._logs.items():
             report = getattr(logs, "report", None)
             if report is not None and getattr(report, "excluded_total", 0):
                 out[str(path)] = report.summary()
@@ -180,13 +181,15 @@ def _offline(study: Study, exp: Experiment,
 
 def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any, list[str]]:
     """The :class:`onlineeval.readout.Readout` of the experiment's A/B or interleaving log
-    (the study's first online metric is the primary one, the others secondary), and its
-    warnings (the SRM is shown by the report itself)."""
+    (the experiment's primary metrics, by default the study's first online metric; its
+    guardrails with their margins; the other online metrics secondary), and its warnings
+    (the SRM is shown by the report itself)."""
     from onlineeval.logs.variants import from_text
     from onlineeval.readout import readout
 
     # the study file names variants as text: read them with the log's variant type, as the CLI
     # does
+    primary = list(exp.primary or study.online_metrics[:1])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ro = readout(
@@ -194,7 +197,10 @@ def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any
             experiment=exp.ab_experiment if design == "ab" else exp.interleaving_experiment,
             control=from_text(logs, exp.control_variant),
             treatment=[from_text(logs, exp.treatment_variant)],
-            primary=list(study.online_metrics[:1]), secondary=list(study.online_metrics[1:]),
+            primary=primary, guardrails=list(exp.guardrails),
+            non_inferiority=dict(exp.non_inferiority),
+            secondary=[m for m in study.online_metrics
+                       if m not in primary and m not in exp.non_inferiority],
             alpha=study.alpha, control_team=exp.control_team or None,
             treatment_team=exp.treatment_team or None, n_resamples=study.n_resamples,
             seed=study.seed,
@@ -271,18 +277,6 @@ def _per_query_ab(exp: Experiment, logs: Any) -> PerQueryOnline:
                             from_text(logs, exp.treatment_variant))
 
 
-def _position_ctr(exp: Experiment, logs: Any, cache: _LogCache) -> pd.DataFrame:
-    from onlineeval import position_ctr
-
-    key = exp.ab_logs
-    if key not in cache.position_ctr:
-        # one pass over the log for every experiment of the study
-        cache.position_ctr[key] = position_ctr(logs, by=("experiment", "variant"))
-    df = cache.position_ctr[key]
-    df = df[df["experiment"].astype(str) == exp.ab_experiment]
-    return df.reset_index(drop=True)
-
-
 def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentReadout:
     from onlineeval.readout.compute import with_interleaving
 
@@ -298,15 +292,13 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         out.notes.append("no runs in the study for this experiment: no offline comparison")
     if exp.ab_logs is not None:
         try:
-            logs = cache.get(exp.ab_logs)
+            logs = cache.get(exp.ab_logs, exp.columns)
             out.ab, out.srm, out.srm_message = _ab(study, exp, logs)
             out.notes.extend(out.ab.attrs.get("warnings", []))
             if offline_pq is not None:
                 out.within["A/B CTR Δ"] = within_experiment(offline_pq,
                                                             _per_query_ab(exp, logs))
-            if getattr(logs, "has_results", True):
-                out.position_ctr = _position_ctr(exp, logs, cache)
-            else:
+            if not getattr(logs, "has_results", True):
                 out.notes.append("no position CTR: the A/B logs have no results table")
         except OnlineEvalError as exc:
             raise _context(exp, f"A/B readout of {exp.ab_logs}", exc, study) from None
@@ -314,7 +306,7 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         out.notes.append("no A/B logs in the study for this experiment")
     if exp.interleaving_logs is not None:
         try:
-            logs = cache.get(exp.interleaving_logs)
+            logs = cache.get(exp.interleaving_logs, exp.columns)
             out.interleaving = _interleaving(study, exp, logs)
             out.notes.extend(f"interleaving: {w}"
                              for w in out.interleaving.attrs.get("warnings", []))
@@ -343,6 +335,8 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
     il_ro = out.interleaving.attrs.get("readout") if out.interleaving is not None else None
     if ab_ro is not None:
         out.readout = with_interleaving(ab_ro, il_ro.interleaving if il_ro else None)
+        # the arms' position CTR, as the readout computed it
+        out.position_ctr = ab_ro.position_ctr
     else:
         out.readout = il_ro
     return out

@@ -579,7 +579,8 @@ def _quantiles(ro: Any) -> str:
             + _note(f"Δ = treatment − control. Intervals: {html.escape(how or 'unstated')}."))
 
 
-def _position_ctr(ro: Any, curves: pd.DataFrame | None) -> str:
+def _position_ctr(ro: Any) -> str:
+    curves = getattr(ro, "position_ctr", None)
     if curves is None or not len(curves):
         return _note("No position CTR for this readout (it needs the A/B log's results).")
     return _img(position_ctr_curves, curves.assign(experiment=name_of(ro)),
@@ -686,11 +687,9 @@ def _offline(ro: Any) -> str:
                     f"({html.escape(test)})."))
 
 
-def readout_section(readout: Any, level: int = 2,
-                    position_ctr: pd.DataFrame | None = None) -> str:
+def readout_section(readout: Any, level: int = 2) -> str:
     """One experiment's readout as an HTML ``<section>`` (heading level ``level``, its
-    parts one level below), for a page that includes :data:`CSS`. ``position_ctr``
-    (``variant``, ``rank``, ``ctr``) draws the position CTR per arm."""
+    parts one level below), for a page that includes :data:`CSS`."""
     ro = readout
     name = name_of(ro)
     h, sub = f"h{level}", f"h{level + 1}"
@@ -705,7 +704,7 @@ def readout_section(readout: Any, level: int = 2,
         "forest": lambda: _forest(ro), "power": lambda: _power(ro),
         "over-time": lambda: _over_time(ro), "segments": lambda: _segments(ro),
         "quantiles": lambda: _quantiles(ro),
-        "position-ctr": lambda: _position_ctr(ro, position_ctr),
+        "position-ctr": lambda: _position_ctr(ro),
         "interleaving": lambda: _interleaving(ro), "offline": lambda: _offline(ro),
     }
     for part, title in PARTS:
@@ -735,21 +734,14 @@ def toc(readouts: Sequence[Any], before: Sequence[tuple[str, str]] = (),
     return f'<nav id="contents"><h2>{html.escape(heading)}</h2><ul>{"".join(items)}</ul></nav>'
 
 
-def readout_html(readout: Any | Sequence[Any], title: str | None = None,
-                 position_ctr: Mapping[str, pd.DataFrame] | pd.DataFrame | None = None,
-                 ) -> str:
-    """One or several experiment readouts as one self-contained HTML page.
-
-    ``position_ctr``: the position CTR per arm (``variant``, ``rank``, ``ctr``) of the one
-    readout, or a mapping experiment name -> such a frame."""
+def readout_html(readout: Any | Sequence[Any], title: str | None = None) -> str:
+    """One or several experiment readouts as one self-contained HTML page."""
     from onlineeval import __version__
 
     many = list(readout) if isinstance(readout, list | tuple) else [readout]
     names = [name_of(ro) for ro in many]
     if len(set(names)) != len(names):
         raise ValueError("readout_html: two readouts of one experiment name")
-    curves = position_ctr if isinstance(position_ctr, Mapping) else (
-        {names[0]: position_ctr} if position_ctr is not None else {})
     if title is None:
         title = "Experiment readout: " + ", ".join(names)
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -757,37 +749,11 @@ def readout_html(readout: Any | Sequence[Any], title: str | None = None,
            f"<title>{html.escape(title)}</title>", f"<style>{CSS}</style></head><body><main>",
            f"<h1>{html.escape(title)}</h1>",
            f'<p class="note">onlineeval {html.escape(__version__)}</p>', toc(many)]
-    out.extend(readout_section(ro, position_ctr=curves.get(name_of(ro))) for ro in many)
+    out.extend(readout_section(ro) for ro in many)
     out.append("</main></body></html>")
     return "\n".join(out)
 
 
-def position_ctr_of(logs: Any, ro: Any) -> pd.DataFrame | None:
-    """CTR per rank of each arm of the readout ``ro`` (``variant``, ``rank``, ``ctr``, ...)
-    from the A/B log among ``logs`` (one log or a list, as given to
-    :func:`onlineeval.readout`); None when there is no A/B log with a results table."""
-    from onlineeval import position_ctr
-    from onlineeval.logs.coerce import as_logs
-    from onlineeval.readout.compute import AB, detect_design
-
-    given = logs if isinstance(logs, list | tuple) else [logs]
-    ab = [x for x in map(as_logs, given) if detect_design(x) == AB]
-    if not ab or not getattr(ab[0], "has_results", False) or "ab" not in ro.designs:
-        return None
-    by = ("experiment", "variant") if ro.experiment is not None else ("variant",)
-    with warnings.catch_warnings():
-        # the readout already said what it had to about the log
-        warnings.simplefilter("ignore")
-        curves = position_ctr(ab[0], by=by)
-    if ro.experiment is not None:
-        curves = curves[curves["experiment"].astype(str) == str(ro.experiment)]
-    arms = [str(a) for a in (ro.control, *ro.treatments)]
-    return curves[curves["variant"].astype(str).isin(arms)].reset_index(drop=True)
-
-
-def render(ro: Any, logs: Any = None) -> str:
-    """The HTML page of the readout ``ro`` (``onlineeval readout -o``); ``logs`` (as given
-    to :func:`onlineeval.readout`) add the position CTR per arm, which the readout record
-    does not carry."""
-    curves = position_ctr_of(logs, ro) if logs is not None else None
-    return readout_html(ro, position_ctr=curves)
+def render(ro: Any) -> str:
+    """The HTML page of the readout ``ro`` (``onlineeval readout -o``)."""
+    return readout_html(ro)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from onlineeval.formatting import DIGITS, count, number, pvalue, records
 from onlineeval.formatting import plain as _plain
-from onlineeval.formatting import records
 from onlineeval.report.build import INTERLEAVING, Report, lower_is_better
 from onlineeval.report.plots import (
     PlotError,
@@ -47,19 +47,26 @@ _TITLES = {
 }
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def _is_p(column: str) -> bool:
+    """Whether a report column holds p-values (spelled as p-values)."""
+    return column == "p" or column.endswith("_p") or column.startswith("p_")
+
+
+def _fmt(value: Any, digits: int = DIGITS, p: bool = False) -> str:
+    """A value of the report in the readout's one number format
+    (:mod:`onlineeval.formatting`): estimates to ``digits`` significant digits, p-values
+    (``p``) in scientific notation below 1e-4, whole numbers with separators, — for
+    undefined."""
     if value is None or value is pd.NA:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float | int) and not isinstance(value, bool):
+    if isinstance(value, float | int):
         if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
             return "—"
-        if isinstance(value, int) or float(value).is_integer() and abs(value) >= 1000:
-            return f"{int(value):,}"
-        if value != 0 and abs(value) < 10 ** -digits:
-            return f"{value:.2e}"
-        return f"{value:.{digits}f}"
+        if isinstance(value, int):
+            return count(value)
+        return pvalue(value) if p else number(value, digits)
     return str(value)
 
 
@@ -70,15 +77,15 @@ def _table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
         return '<p class="note">no rows</p>'
     cols = columns or list(df.columns)
     rows = [[name_cell(_fmt(_plain(row[c]))) if isinstance(_plain(row[c]), str)
-             else text_cell(_fmt(_plain(row[c]))) for c in cols]
+             else text_cell(_fmt(_plain(row[c]), p=_is_p(str(c)))) for c in cols]
             for _, row in df[cols].iterrows()]
     return fitted_table([name_cell(c) for c in cols], rows)
 
 
-ROUNDING = ("Numbers are rounded to 4 decimals (3 for the per-query sign agreement, τ and ρ; "
-            "non-zero values below 0.0001 in scientific notation, whole numbers of 1,000 or "
-            "more with thousands separators; — means undefined); report.json holds them "
-            "unrounded.")
+ROUNDING = ("Numbers are spelled as in the readouts: estimates to 4 significant digits (3 for "
+            "the per-query sign agreement, τ and ρ), p-values to 3 significant digits and in "
+            "scientific notation below 0.0001, counts with thousands separators; — means "
+            "undefined; report.json holds them unrounded.")
 
 
 def _oriented(col: str) -> str:
@@ -172,12 +179,8 @@ def _experiment_html(report: Report, r: Any) -> str:
     if r.readout is not None:
         # the experiment's readout as `onlineeval readout -o` draws it, with the study's
         # offline comparison as its offline prediction
-        curves = r.position_ctr
-        if curves is not None:
-            curves = curves[curves["variant"].astype(str).isin(
-                [str(r.readout.control), *map(str, r.readout.treatments)])]
         ro = r.readout if r.offline is None else replace(r.readout, offline=r.offline)
-        parts.append(readout_section(ro, level=4, position_ctr=curves))
+        parts.append(readout_section(ro, level=4))
     if r.offline is not None:
         parts.append(f"<h4>Offline ({html.escape(report.study.test)} test, "
                      f"{html.escape(report.study.correction)} correction; a = control, "
@@ -195,7 +198,7 @@ def _experiment_html(report: Report, r: Any) -> str:
         elif r.srm:
             units = ", ".join(f"{k}: {v:,}" for k, v in r.srm.get("units", {}).items())
             parts.append(f'<p>SRM check: <span class="ok">no mismatch</span> (χ² p = '
-                         f'{_fmt(r.srm.get("p_value"))}; units {html.escape(units)})</p>')
+                         f'{_fmt(r.srm.get("p_value"), p=True)}; units {html.escape(units)})</p>')
         parts.append(_table(r.ab, [c for c in ["metric", "role", "variant", "control_value",
                                    "treatment_value",
                                    "estimate", "ci_low", "ci_high", "rel_diff",
@@ -217,8 +220,8 @@ def _experiment_html(report: Report, r: Any) -> str:
                 f"{w['n_agree']}/{w['n_agree'] + w['n_disagree']} "
                 f"({_fmt(w['sign_agreement'], 3)}; {w['n_zero']} queries with a zero delta "
                 f"left out), Kendall τ-b {_fmt(w['kendall_tau'], 3)} "
-                f"(p = {_fmt(w['kendall_p'])}), Spearman ρ {_fmt(w['spearman_rho'], 3)} "
-                f"(p = {_fmt(w['spearman_p'])}).</li>")
+                f"(p = {_fmt(w['kendall_p'], p=True)}), Spearman ρ {_fmt(w['spearman_rho'], 3)} "
+                f"(p = {_fmt(w['spearman_p'], p=True)}).</li>")
         parts.append("</ul>")
     for note in r.notes:
         parts.append(f'<p class="note">{html.escape(note)}</p>')
@@ -241,8 +244,7 @@ def render_html(report: Report) -> str:
         f"<h1>{html.escape(study.title)}</h1>",
         f'<p class="note">onlineeval {__version__} · study {html.escape(str(study.path))} · '
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC · α = {study.alpha:g}</p>",
-        f'<p class="note">{ROUNDING} The per-experiment readouts spell numbers as '
-        "<code>onlineeval readout</code> does (significant digits).</p>",
+        f'<p class="note">{ROUNDING}</p>',
         # in a section of its own: every list and table of the report is in one
         '<section id="toc">' + toc(
             [r.readout for r in report.experiments if r.readout is not None],

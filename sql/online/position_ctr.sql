@@ -3,7 +3,9 @@
 --   searches that showed that rank.
 -- grain: one row per group and rank
 -- source: the searches view with its time buckets (online/time_buckets)
--- params: none
+-- params: win_start, win_end
+-- window: only searches with $win_start <= ts < $win_end count (a NULL bound: no bound; with
+--   a bound, a search without ts is left out)
 -- identifiers: by, source
 -- requires: views searches(search_id, ts, group columns), results(search_id, rank),
 --   clicks(search_id, rank); group columns may be searches columns or the time buckets
@@ -17,6 +19,8 @@
 WITH
 s AS (
     SELECT * FROM {{source}}
+    WHERE (CAST($win_start AS TIMESTAMP) IS NULL OR ts >= CAST($win_start AS TIMESTAMP))
+        AND (CAST($win_end AS TIMESTAMP) IS NULL OR ts < CAST($win_end AS TIMESTAMP))
 ),
 clicked AS (
     SELECT search_id, rank, count(*) AS n

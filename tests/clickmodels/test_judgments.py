@@ -61,7 +61,7 @@ def test_bad_thresholds_and_untrec_ids_are_errors(sim):
 def click_qrels(tmp_path_factory):
     out = tmp_path_factory.mktemp("qrels") / "clicks.qrels"
     # (the CLI prints its warnings itself: 3655 zero-result pages left out)
-    assert main(["qrels-from-clicks", str(SAMPLE / "ab"), "--query-column", "qid",
+    assert main(["qrels-from-clicks", str(SAMPLE / "ab"), "--query", "qid",
                  "--max-iter", "100", "-o", str(out)]) == 0
     return out
 

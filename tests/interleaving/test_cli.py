@@ -21,7 +21,7 @@ def log_dir(tmp_path, hand_frames):
 
 
 def test_interleave_json_records_have_exactly_the_issue_fields(log_dir, capsys):
-    assert main(["interleave", str(log_dir), "--format", "json", "--resamples", "100"]) == 0
+    assert main(["interleave", str(log_dir), "--format", "json", "--n-resamples", "100"]) == 0
     out, err = capsys.readouterr()
     recs = json.loads(out)
     assert [list(r) for r in recs] == [list(FIELDS)] * 4  # e1: x/y; e2: r/s, r/t, s/t
@@ -37,7 +37,7 @@ def test_interleave_json_records_have_exactly_the_issue_fields(log_dir, capsys):
 
 def test_interleave_options(log_dir, capsys):
     argv = ["interleave", str(log_dir), "--experiment", "e1", "--format", "json",
-            "--resamples", "50"]
+            "--n-resamples", "50"]
     assert main([*argv, "--per-query"]) == 0
     (rec,) = json.loads(capsys.readouterr().out)
     assert rec["estimate"] == pytest.approx(0.5 / 3)
@@ -51,11 +51,11 @@ def test_interleave_options(log_dir, capsys):
 
 def test_interleave_matrix_and_table(log_dir, capsys):
     assert main(["interleave", str(log_dir), "--experiment", "e2", "--matrix",
-                 "--format", "json", "--resamples", "20"]) == 0
+                 "--format", "json", "--n-resamples", "20"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["team"] for r in rows] == ["r", "s", "t"]
     assert rows[0]["r"] is None and rows[0]["s"] == 0.0
-    assert main(["interleave", str(log_dir), "--resamples", "20"]) == 0
+    assert main(["interleave", str(log_dir), "--n-resamples", "20"]) == 0
     assert "estimate" in capsys.readouterr().out
 
 
@@ -141,7 +141,7 @@ def test_interleave_matrix_with_a_breakdown_gives_one_matrix_per_cell(log_dir, c
     # e1 by day (hand-computed, see conftest): day 1 pages p1-p6 -> x wins 2, y 1, 1 tie:
     # Δ = 2.5 / 4 - 0.5 = 0.125; day 2 page p7 -> x wins: Δ = 0.5
     assert main(["interleave", str(log_dir), "--experiment", "e1", "--by", "day", "--matrix",
-                 "--format", "json", "--resamples", "20"]) == 0
+                 "--format", "json", "--n-resamples", "20"]) == 0
     rows = json.loads(capsys.readouterr().out)
     got = {(r["day"][:10], r["team"]): (r["x"], r["y"]) for r in rows}
     assert got == {("2024-03-01", "x"): (None, 0.125), ("2024-03-01", "y"): (-0.125, None),

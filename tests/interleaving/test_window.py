@@ -101,7 +101,7 @@ def test_cli_window(tmp_path, hand_frames, capsys):
     c.to_csv(tmp_path / "clicks.csv", index=False)
     counts, _, after, first, last, _ = _expected(s, end="2024-03-02")
     assert main(["interleave", str(tmp_path), "--experiment", "e1", "--end", "2024-03-02",
-                 "--format", "json", "--resamples", "20"]) == 0
+                 "--format", "json", "--n-resamples", "20"]) == 0
     captured = capsys.readouterr()
     (rec,) = json.loads(captured.out)
     assert list(rec) == list(FIELDS)

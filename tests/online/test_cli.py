@@ -37,7 +37,7 @@ def test_online_json(log_dir, capsys):
 
 def test_online_csv_by_day_and_parameters(log_dir, capsys):
     assert main(["online", str(log_dir), "--by", "day", "--format", "csv",
-                 "--session-gap", "20", "--sat-dwell", "5"]) == 0
+                 "--session-gap-min", "20", "--sat-dwell-s", "5"]) == 0
     df = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert list(df.columns) == ["day", *COLUMNS]
     assert df["searches"].tolist() == [9, 1]

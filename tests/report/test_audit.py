@@ -9,8 +9,8 @@ API returns when called directly — :func:`onlineeval.offline.compare`,
 :func:`onlineeval.agreement`, :func:`onlineeval.position_ctr` — or with an independent
 computation here (Kendall τ-b and Spearman ρ by scipy, per-query deltas by pandas from the
 Parquet files, offline per-query scores by :func:`onlineeval.evaluate`). A shown number must
-equal the API value rounded as the report says it rounds (4 decimals, scientific notation below
-0.0001).
+equal the API value rounded as the report says it rounds (the readout's one number format:
+significant digits, scientific notation below 0.0001).
 
 Discrepancies this audit found and fixed (each has a test below):
 - the "All experiments" and τ tables showed A/B metrics where lower is better (abandonment)
@@ -150,9 +150,9 @@ def _tables(page: _Page, section: str) -> list[tuple[str, pd.DataFrame]]:
 
 
 def shown_equals(cell: str, value: object) -> bool:
-    """Whether a cell shows ``value`` as the report says it rounds: 4 decimals, non-zero values
-    below 0.0001 in scientific notation (3 significant digits), whole numbers ≥ 1000 with
-    thousands separators, booleans yes/no, undefined as —."""
+    """Whether a cell shows ``value`` as the report says it rounds: to the last digit shown
+    (significant digits; scientific notation below 0.0001), whole numbers with thousands
+    separators, booleans yes/no, undefined as —."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return cell == "—"
     if isinstance(value, bool | np.bool_):
@@ -483,19 +483,29 @@ def test_per_query_agreement_lines_equal_an_independent_computation(audit, name)
 
 def test_rounding_is_stated(audit):
     _, page, _, _, _ = audit
-    note = next(p for p in page.paragraphs if p.startswith("Numbers are rounded to 4 decimals"))
-    assert "3 for the per-query sign agreement, τ and ρ" in note and "report.json" in note
-    # and the cells do what it says: at most 4 decimals, or scientific notation
-    # (the per-experiment readouts spell numbers as `onlineeval readout` does, the note
-    # says: significant digits, checked in test_per_experiment_tables_equal_the_api)
-    assert "spell numbers as onlineeval readout does" in note
+    note = next(p for p in page.paragraphs if p.startswith("Numbers are spelled as in the "
+                                                          "readouts"))
+    assert "4 significant digits (3 for the per-query sign agreement, τ and ρ)" in note
+    assert "scientific notation below 0.0001" in note and "report.json" in note
+    # and the cells do what it says: the one number format of onlineeval.formatting (at
+    # most 4 significant digits, p-values 3 and in scientific notation below 1e-4), never
+    # fixed decimals (0.1000 would be 4 decimals of a 1-digit number)
+    numbers = 0
     for t in page.tables:
-        if t["section"].startswith("readout-"):
-            continue
+        header = t["rows"][0]
         for row in t["rows"][1:]:
-            for cell in row:
-                if re.fullmatch(r"-?[\d,]+\.\d+", cell):
-                    assert len(cell.split(".")[1]) == 4, cell
+            for col, cell in zip(header, row, strict=False):
+                if not re.fullmatch(r"[-+]?[\d,]*\.?\d+(e[-+]\d+)?", cell):
+                    continue
+                numbers += 1
+                mantissa = cell.split("e")[0]
+                if "." in mantissa:
+                    digits = re.sub(r"\D", "", mantissa).lstrip("0")
+                    assert 0 < len(digits) <= 4 or set(digits) == set(), (col, cell)
+                    assert not mantissa.endswith("0"), (col, cell)  # no padded decimals
+                if "e" in cell:
+                    assert float(cell) < 1e-4, (col, cell)
+    assert numbers > 100
 
 
 def test_warnings_shown_are_the_apis(audit):
@@ -544,7 +554,7 @@ CLI_CASES = {
     "positions": ["positions", "sample_logs/ab"],
     "top-queries": ["top-queries", "sample_logs/ab", "-n", "5"],
     "power": ["power", "sample_logs/ab", "--experiment", "s100_vs_s100", "--variant", "control"],
-    "interleave": ["interleave", "sample_logs/interleaving", "--resamples", "200"],
+    "interleave": ["interleave", "sample_logs/interleaving", "--n-resamples", "200"],
     "compare": ["compare", "sample_logs/qrels.txt", "sample_logs/runs/s260.run",
                 "sample_logs/runs/s040.run", "-m", "ndcg@10", "-m", "map"],
     "abtest": ["abtest", "sample_logs/ab", "--experiment", "s260_vs_s040"],

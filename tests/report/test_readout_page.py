@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -53,8 +54,9 @@ def check_page(text: str, experiments: list[str]):
 
 
 def test_every_section_and_image_and_the_table_of_contents(readout_of, curves) -> None:
-    a, b = readout_of(), readout_of(name="second", treatments=2)
-    text = readout_html([a, b], position_ctr={name_of(a): curves(), name_of(b): curves(2)})
+    a = replace(readout_of(), position_ctr=curves())
+    b = replace(readout_of(name="second", treatments=2), position_ctr=curves(2))
+    text = readout_html([a, b])
     check_page(text, [name_of(a), name_of(b)])
 
 
@@ -68,8 +70,8 @@ def test_names_are_escaped(readout_of) -> None:
 
 def test_no_table_wider_than_the_page_with_long_names_and_many_arms(readout_of,
                                                                  curves) -> None:
-    many = readout_of(metrics=14, treatments=5)
-    page = check_page(readout_html(many, position_ctr=curves(5)), [name_of(many)])
+    many = replace(readout_of(metrics=14, treatments=5), position_ctr=curves(5))
+    page = check_page(readout_html(many), [name_of(many)])
     # rows do not widen a table: 5 arms x 14 metrics stay one table of 70 rows
     assert max(len(t) for t in page.tables) == 1 + 70
 
@@ -298,7 +300,7 @@ def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
     args = dict(experiment="s200_vs_s100", guardrails=["abandonment_rate"],
                 non_inferiority={"abandonment_rate": "2%"}, secondary=["click_mrr"])
     ro = onlineeval.readout(logs, **args)
-    text = readout_page_of.render(ro, logs)
+    text = readout_page_of.render(ro)
     page = check_page(text, [])
     name = slug(name_of(ro))
     assert {f"{name}-{part}" for part, _ in PARTS} <= set(page.ids)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import numpy as np
@@ -140,7 +141,7 @@ def _fake_pq_ab(exp, logs):
                           "searches", "in one arm only")
 
 
-def _fake_curves(exp, logs, cache=None):
+def _fake_curves(exp, logs):
     rows = [{"experiment": exp.name, "variant": v, "rank": r, "ctr": 0.4 / r + (v == "treatment")
              * 0.01} for v in ("control", "treatment") for r in range(1, 11)]
     return pd.DataFrame(rows)
@@ -151,16 +152,17 @@ def fake(monkeypatch, readout_of):
     def fake_ab(study, exp, logs):
         # the per-experiment readout the report shows (its numbers: conftest.make_readout)
         df, srm, message = _fake_ab(study, exp, logs)
-        df.attrs["readout"] = readout_of(name=exp.name)
+        # with its arms' position CTR, which the report shows
+        df.attrs["readout"] = replace(readout_of(name=exp.name),
+                                      position_ctr=_fake_curves(exp, logs))
         return df, srm, message
 
     monkeypatch.setattr(build, "_offline", _fake_offline)
     monkeypatch.setattr(build, "_ab", fake_ab)
     monkeypatch.setattr(build, "_interleaving", _fake_il)
     monkeypatch.setattr(build, "_per_query_interleaving", _fake_pq_il)
-    monkeypatch.setattr(build, "_position_ctr", _fake_curves)
     monkeypatch.setattr(build, "_per_query_ab", _fake_pq_ab)
-    monkeypatch.setattr(build._LogCache, "get", lambda self, path: object())
+    monkeypatch.setattr(build._LogCache, "get", lambda self, path, columns=None: object())
 
 
 def test_report_numbers(study_file, fake):
