@@ -6,6 +6,7 @@ effect on the sample study."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 import warnings
 from pathlib import Path
@@ -173,3 +174,79 @@ def test_sample_study_counterfactual_signs_agree_with_the_ab_tests():
                 significant += 1
                 assert np.sign(cf.loc[name, "estimate"]) == np.sign(row["estimate"]), name
     assert significant >= 4  # 4 of the 10 pairs at this sample size
+
+
+def _write_run(path, world):
+    run = world.run()
+    lines = [f"{q} Q0 {d} {i + 1} {s} x\n" for i, (q, d, s) in enumerate(run.itertuples(
+        index=False))]
+    path.write_text("".join(lines))
+
+
+def test_agree_takes_the_counterfactual_delta_as_a_third_source(cf, tmp_path, capsys):
+    """``onlineeval agree TABLE --counterfactual LOGS``: each experiment's Δ is compare()'s
+    on the logging log, and the agreement of counterfactual with online and with offline
+    deltas is scipy's on those values."""
+    from onlineeval.cli import main
+
+    a, b = _two(cf)
+    tables = a.simulate(6, users=80).tables()
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    for name, df in tables.items():
+        df.to_parquet(logdir / f"{name}.parquet", index=False)
+    worlds = {"a": a, "b": b}
+    rng = np.random.default_rng(1)
+    for i in range(2, 5):
+        worlds[f"r{i}"] = dataclasses.replace(a, cand=np.array(
+            [rng.permutation(a.cand.shape[1]) for _ in range(len(a.cand))]))
+    (tmp_path / "runs").mkdir()
+    for name, w in worlds.items():
+        _write_run(tmp_path / "runs" / f"{name}.run", w)
+    pairs = [("a", "b"), ("b", "a"), ("a", "r2"), ("r3", "r4"), ("r2", "b")]
+    table = pd.DataFrame({"experiment": [f"{c}_vs_{t}" for c, t in pairs],
+                          "offline_delta": [0.1, -0.2, 0.05, 0.3, -0.1],
+                          "online_delta": [0.02, -0.01, 0.03, -0.02, 0.01],
+                          "control_run": [f"runs/{c}.run" for c, _ in pairs],
+                          "treatment_run": [f"runs/{t}.run" for _, t in pairs]})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    PROP.to_csv(tmp_path / "p.csv", index=False)
+    assert main(["agree", str(tmp_path / "t.csv"), "--counterfactual", str(logdir),
+                 "--propensities", str(tmp_path / "p.csv"), "--metric", f"clicks@{a.k}",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    logs = onlineeval.load_logs(logdir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = [compare(logs, str(tmp_path / r.control_run), str(tmp_path / r.treatment_run),
+                        metric=f"clicks@{a.k}", propensities=PROP, max_rank=10,
+                        estimator="snips").result.estimate for r in table.itertuples()]
+    got = [e["counterfactual_delta"] for e in out["experiments"]]
+    assert got == pytest.approx(want, rel=1e-12)
+    cf_on = out["pairs"]["counterfactual vs online"]
+    k = stats.kendalltau(want, table["online_delta"])
+    assert (cf_on["kendall_tau"], cf_on["kendall_p"]) == pytest.approx((k.statistic, k.pvalue))
+    agree = int(np.sum(np.sign(want) == np.sign(table["online_delta"])))
+    assert (cf_on["n_agree"], cf_on["n"]) == (agree, 5)
+    off_cf = out["pairs"]["offline vs counterfactual"]
+    assert off_cf["spearman_rho"] == pytest.approx(
+        stats.spearmanr(table["offline_delta"], want).statistic)
+    pair_rows = [r["pair"] for r in out["results"]]
+    assert pair_rows == ["offline vs online"] * 3 + ["counterfactual vs online"] * 3 + [
+        "offline vs counterfactual"] * 3
+    # the table output says the same
+    assert main(["agree", str(tmp_path / "t.csv"), "--counterfactual", str(logdir),
+                 "--propensities", str(tmp_path / "p.csv"), "--metric", f"clicks@{a.k}"]) == 0
+    text = capsys.readouterr().out
+    assert f"counterfactual vs online: sign agreement {agree}/5" in text
+
+
+def test_agree_counterfactual_needs_the_run_columns(tmp_path, capsys):
+    from onlineeval.cli import main
+
+    pd.DataFrame({"experiment": ["e"], "offline_delta": [0.1], "online_delta": [0.2]}).to_csv(
+        tmp_path / "t.csv", index=False)
+    assert main(["agree", str(tmp_path / "t.csv"), "--counterfactual",
+                 str(ROOT / "sample_logs" / "ab")]) == 2
+    err = capsys.readouterr().err
+    assert "control_run" in err and len(err.strip().splitlines()) == 1
