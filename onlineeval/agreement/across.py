@@ -46,7 +46,8 @@ class AgreementResult:
     ----------
     stats : dict
         n, n_agree, n_disagree, n_zero, sign_agreement, sign_ci_low, sign_ci_high,
-        kendall_tau, kendall_p, spearman_rho, spearman_p, plus n_excluded (rows without both
+        kendall_tau, kendall_p, kendall_ci_low, kendall_ci_high, spearman_rho, spearman_p,
+        spearman_ci_low, spearman_ci_high (:mod:`onlineeval.agreement.core`), plus n_excluded (rows without both
         deltas), offline, online (the column names), alpha and confidence.
     experiments : DataFrame
         One row per experiment used: experiment, offline_delta, online_delta, sign_agrees

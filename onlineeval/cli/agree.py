@@ -104,9 +104,11 @@ def run(args: argparse.Namespace) -> int:
         missing = f"; {p['n_missing']} without both left out" if p["n_missing"] else ""
         out.write(f"{name}: sign agreement {p['n_agree']}/{p['n_agree'] + p['n_disagree']} "
                   f"(Wilson {pct} CI {_f(p['sign_ci_low'])} – {_f(p['sign_ci_high'])}), "
-                  f"Kendall tau-b {_f(p['kendall_tau'])} (p = {_f(p['kendall_p'])}), "
-                  f"Spearman rho {_f(p['spearman_rho'])} (p = {_f(p['spearman_p'])}) over "
-                  f"{p['n']} experiments{missing}\n")
+                  f"Kendall tau-b {_f(p['kendall_tau'])} ({pct} CI {_f(p['kendall_ci_low'])} "
+                  f"– {_f(p['kendall_ci_high'])}; p = {_f(p['kendall_p'])}), Spearman rho "
+                  f"{_f(p['spearman_rho'])} ({pct} CI {_f(p['spearman_ci_low'])} – "
+                  f"{_f(p['spearman_ci_high'])}; p = {_f(p['spearman_p'])}) over {p['n']} "
+                  f"experiments{missing}\n")
     if result.decisions is not None:
         out.write(f"\ndecision table (alpha = {s['alpha']}):\n")
         emit(result.decisions, "table")

@@ -39,6 +39,13 @@ def test_readout_shows_the_counterfactual_prediction_beside_the_ab():
     d = json.loads(json.dumps(ro.to_dict(), allow_nan=False))["counterfactual"]
     assert d["estimate"] == pytest.approx(want.result.estimate, rel=1e-12)
     assert "counterfactual" in ro.tables()
+    from onlineeval.formatting import number
+    from onlineeval.report.readout_page import readout_section
+
+    page = readout_section(ro)
+    assert "Counterfactual prediction of this A/B from the logged data" in page
+    assert (f'data-key="readout-s100_vs_s080/counterfactual/estimate" data-kind="delta">'
+            f"{number(want.result.estimate, signed=True)}<") in page
 
 
 def test_counterfactual_needs_runs():
