@@ -47,16 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cf.add_argument("--treatment-run", default="treatment_run", metavar="COLUMN",
                     help="column naming each experiment's treatment run (default "
                     "treatment_run)")
-    cf.add_argument("--estimator", default="snips", metavar="ips|snips|dr",
-                    help="counterfactual estimator (default snips; see onlineeval "
-                    "counterfactual)")
-    cf.add_argument("--propensities", default="pbm", metavar="pbm|harvested|FILE",
-                    help="examination per rank (default: a PBM fitted on the log)")
-    cf.add_argument("--metric", default="clicks@10", help="clicks@K (default clicks@10)")
-    cf.add_argument("--query-column", default="query", metavar="COL",
-                    help="searches column matching the runs' qids (default query)")
-    cf.add_argument("--unit", default="user_id", metavar="COL",
-                    help="randomization unit the counterfactual CI clusters on")
+    from onlineeval.cli.counterfactual import add_estimate_arguments
+
+    add_estimate_arguments(cf, estimator="snips")
     parser.add_argument("--format", choices=("table", "json"), default="table",
                         help="table (default) or json: one object with summary, decisions, "
                              "experiments")
@@ -75,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
         table = with_counterfactual(
             args.table, logs, control=args.control_run, treatment=args.treatment_run,
             experiment=args.experiment, estimator=args.estimator,
-            propensities=args.propensities, metric=args.metric, query=args.query_column,
-            unit=args.unit, confidence=args.confidence)
+            propensities=args.propensities, metric=args.metric, model=args.model,
+            clip=args.clip, query=args.query_column, unit=args.unit,
+            max_rank=args.max_rank, confidence=args.confidence)
         column = "counterfactual_delta"
     result = agreement(table, offline=args.offline, online=args.online,
                        offline_p=args.offline_p, online_p=args.online_p,
