@@ -14,7 +14,9 @@ ratio_gradient`); for snips and dr with the log's own model the per-unit y are a
 linearisations that carry the pooled rates' noise. The interval is normal, Δ ± z·se, and
 the p-value the two-sided z test of Δ = 0. Where both rankings put the same documents at
 the same ranks for every query the log holds, every unit contributes the same to both and
-Δ = 0 with se = 0: the p-value is then 1.
+Δ = 0 with se = 0 (a Δ or variance within rounding of its terms,
+:data:`onlineeval.stats.moments.CANCELLATION`, counts as 0: the SQL sums in no fixed order):
+the p-value is then 1.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ from scipy.stats import norm
 
 from onlineeval.counterfactual.evaluation import CounterfactualResult, Prepared, prepare
 from onlineeval.levels import check_level
-from onlineeval.stats.moments import Moments, clamp_cancelled, ratio_gradient
+from onlineeval.stats.moments import (
+    CANCELLATION,
+    Moments,
+    clamp_cancelled,
+    ratio_gradient,
+)
 from onlineeval.stats.results import ComparisonResult, comparison_frame
 
 
@@ -48,7 +55,12 @@ def difference(values: np.ndarray, confidence: float = 0.95) -> dict[str, float]
     """Δ, se, interval and z-test p-value from the per-unit (y_C, n_C, y_T, n_T) rows."""
     confidence = check_level(confidence, "confidence")
     m = Moments.from_units(values)
-    value = float(m.mean[2] / m.mean[3] - m.mean[0] / m.mean[1])
+    r_t, r_c = float(m.mean[2] / m.mean[3]), float(m.mean[0] / m.mean[1])
+    value = r_t - r_c
+    # the SQL sums in no fixed order, so two identical rankings can differ in the last bits:
+    # a difference within rounding of the values is none
+    if abs(value) <= CANCELLATION * max(abs(r_t), abs(r_c)):
+        value = 0.0
     g = ratio_gradient(m, 2, 3) - ratio_gradient(m, 0, 1)
     # the terms cancel exactly where both rankings agree on every page (up to rounding)
     var = float(clamp_cancelled(g @ m.cov @ g, np.abs(g) @ np.abs(m.cov) @ np.abs(g))

@@ -93,6 +93,19 @@ def test_the_same_ranking_twice_is_zero_with_p_one(cf):
     assert (r.estimate, r.ci_low, r.ci_high, r.p_value) == (0.0, 0.0, 0.0, 1.0)
 
 
+def test_rounding_noise_between_identical_rankings_is_no_difference():
+    """DuckDB sums in no fixed order: the same ranking's per-unit sums may differ in the
+    last bit between two estimates. That is Δ = 0 with p = 1, not a tiny Δ with a null p."""
+    y = np.array([1.0, 0.5, 0.25])
+    n = np.array([2.0, 1.0, 3.0])
+    v = np.c_[y, n, y, n]
+    v[0, 2] = 1.0 + 1e-14  # a few ulps of the sum
+    d = difference(v)
+    assert (d["value"], d["se"], d["p_value"]) == (0.0, 0.0, 1.0)
+    v[0, 2] = 1.01  # a real difference stays
+    assert difference(v)["value"] == pytest.approx(0.01 / 6)
+
+
 def test_units_with_pages_for_one_candidate_only_count_zero_on_the_other():
     """Δ = sum y_T / sum n_T − sum y_C / sum n_C over the union of units."""
     c = pd.DataFrame({"unit": [1, 2], "ips": [1.0, 2.0], "pages": [2, 3]})
