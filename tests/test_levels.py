@@ -78,6 +78,8 @@ EXEMPT: dict[str, str] = {
         "a result record: holds the level sequential_srm checked",
     "onlineeval.counterfactual.evaluation.CounterfactualResult.__init__":
         "a result record: holds the level evaluate checked",
+    "onlineeval.counterfactual.evaluation.Prepared.__init__":
+        "a record of checked arguments: holds the level prepare checked",
     "onlineeval.stats.quantile.QuantileArm.__init__":
         "a result record: holds the level quantile_arm / quantile_effects checked",
     "onlineeval.readout.result.Readout.__init__":
@@ -162,6 +164,10 @@ CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "onlineeval.counterfactual.evaluation.estimate_on":
         lambda: ((UNUSED, "ips", UNUSED, UNUSED, None), {"k": 1, "max_rank": 1}),
     "onlineeval.counterfactual.evaluation.evaluate": lambda: ((UNUSED, UNUSED), {}),
+    "onlineeval.counterfactual.evaluation.prepare": lambda: ((UNUSED,), {}),
+    "onlineeval.counterfactual.evaluation.estimate_rows":
+        lambda: ((UNUSED, "ips", UNUSED, UNUSED, None), {"k": 1, "max_rank": 1}),
+    "onlineeval.counterfactual.difference.difference": lambda: ((UNUSED,), {}),
     "onlineeval.interleaving.readout.interleaving_readout": lambda: ((UNUSED,), {}),
     "onlineeval.readout.compute.readout": lambda: ((UNUSED,), {}),
     "onlineeval.abtest.sequential.sequential_readout": lambda: ((UNUSED, "c", "t"), {}),

@@ -2,6 +2,8 @@
 
 - :func:`agreement` — across experiments (ranker pairs): sign agreement with a Wilson
   interval, Kendall's τ-b and Spearman's ρ with p-values, and the decision table;
+- :func:`with_counterfactual` — adds each experiment's counterfactual delta, estimated on the
+  logging ranker's log, as a third source (``agreement(..., counterfactual=...)``);
 - :func:`tau_matrix` — which offline measure agrees best with which online metric;
 - :func:`per_query_agreement` — within one experiment, per-query offline deltas against
   per-query online credit; :mod:`~onlineeval.agreement.per_query` reads the per-query online
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from onlineeval.agreement.across import DECISIONS, AgreementResult, agreement
 from onlineeval.agreement.core import association, association_results
+from onlineeval.agreement.counterfactual import with_counterfactual
 from onlineeval.agreement.matrix import tau_matrix
 from onlineeval.agreement.per_query import (
     PerQueryOnline,
@@ -29,7 +32,7 @@ from onlineeval.namespace import lazy_submodules, make_callable
 __all__ = [
     "DECISIONS", "AgreementResult", "PerQueryOnline", "agreement", "association",
     "association_results", "per_query_ab_ctr", "per_query_agreement", "per_query_interleaving",
-    "tau_matrix", "within_experiment",
+    "tau_matrix", "with_counterfactual", "within_experiment",
 ]
 
 

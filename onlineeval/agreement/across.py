@@ -30,6 +30,13 @@ DECISIONS: tuple[str, ...] = (
     "neither significant",
 )
 
+#: the pair every agreement compares; with a counterfactual column, the two pairs it adds
+OFFLINE_ONLINE = "offline vs online"
+COUNTERFACTUAL_PAIRS: tuple[tuple[str, str, str], ...] = (
+    ("counterfactual vs online", "counterfactual_delta", "online_delta"),
+    ("offline vs counterfactual", "offline_delta", "counterfactual_delta"),
+)
+
 
 @dataclass
 class AgreementResult:
@@ -39,7 +46,8 @@ class AgreementResult:
     ----------
     stats : dict
         n, n_agree, n_disagree, n_zero, sign_agreement, sign_ci_low, sign_ci_high,
-        kendall_tau, kendall_p, spearman_rho, spearman_p, plus n_excluded (rows without both
+        kendall_tau, kendall_p, kendall_ci_low, kendall_ci_high, spearman_rho, spearman_p,
+        spearman_ci_low, spearman_ci_high (:mod:`onlineeval.agreement.core`), plus n_excluded (rows without both
         deltas), offline, online (the column names), alpha and confidence.
     experiments : DataFrame
         One row per experiment used: experiment, offline_delta, online_delta, sign_agrees
@@ -48,12 +56,19 @@ class AgreementResult:
         decision, count, share — one row per :data:`DECISIONS` entry; None without p-values.
     excluded : list of str
         Experiments left out because a delta was missing.
+    pairs : dict
+        With a counterfactual column (the third source), the statistics of
+        ``"counterfactual vs online"`` and ``"offline vs counterfactual"``, each as
+        ``stats`` has them for offline vs online (:func:`onlineeval.agreement.association`)
+        over the experiments with both values, plus ``n_missing``, the experiments without
+        one of them; empty otherwise.
     """
 
     stats: dict[str, Any]
     experiments: pd.DataFrame
     decisions: pd.DataFrame | None
     excluded: list[str] = field(default_factory=list)
+    pairs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def summary(self) -> pd.DataFrame:
         """The statistics as a one-row DataFrame."""
@@ -63,9 +78,14 @@ class AgreementResult:
         """The sign agreement, Kendall's τ-b and Spearman's ρ in the result shape every
         comparison shares: a ``statistic`` column, then
         :data:`onlineeval.stats.results.RESULT_COLUMNS` (``unit`` "experiment";
-        :func:`onlineeval.agreement.core.association_results`)."""
-        found = association_results(self.stats, self.stats["confidence"], "experiment")
-        return comparison_frame([{"statistic": s} for s in STATISTICS], found)
+        :func:`onlineeval.agreement.core.association_results`). With :attr:`pairs`, a
+        ``pair`` column comes first (``offline vs online``, then each of them)."""
+        lead, found = [], []
+        for pair, stats in {OFFLINE_ONLINE: self.stats, **self.pairs}.items():
+            lead += [{"pair": pair, "statistic": s} if self.pairs else {"statistic": s}
+                     for s in STATISTICS]
+            found += association_results(stats, self.stats["confidence"], "experiment")
+        return comparison_frame(lead, found)
 
     def to_dict(self) -> dict[str, Any]:
         """Every number, JSON-ready (null for undefined values)."""
@@ -75,6 +95,8 @@ class AgreementResult:
             "decisions": None if self.decisions is None else records(self.decisions),
             "experiments": records(self.experiments),
             "excluded": list(self.excluded),
+            "pairs": {name: {k: plain(v) for k, v in stats.items()}
+                      for name, stats in self.pairs.items()},
         }
 
 
@@ -169,7 +191,8 @@ def _load(table: pd.DataFrame | str | Path) -> tuple[pd.DataFrame, str, bool]:
 def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
               online: str = "online_delta", *, offline_p: str | None = None,
               online_p: str | None = None, experiment: str = "experiment",
-              alpha: float = 0.05, confidence: float = 0.95) -> AgreementResult:
+              alpha: float = 0.05, confidence: float = 0.95,
+              counterfactual: str | None = None) -> AgreementResult:
     """Agreement of offline deltas and online outcomes across experiments.
 
     Parameters
@@ -182,6 +205,12 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
     experiment : the column naming the experiment (optional; row numbers otherwise).
     alpha : significance level of the decision table.
     confidence : level of the Wilson interval of the sign-agreement rate.
+    counterfactual : a column holding a third source, the counterfactual delta of each
+        experiment (e.g. :func:`onlineeval.counterfactual.compare_pairs` on the logging
+        ranker's log, or :func:`with_counterfactual`), oriented the same way. Adds the
+        column ``counterfactual_delta`` (and ``counterfactual_sign_agrees``, with the
+        online delta) to ``experiments`` and the statistics of counterfactual vs online and
+        offline vs counterfactual to ``pairs``, each over the rows with both values.
 
     Rows where either delta is missing are excluded, listed in ``excluded`` and counted in
     ``stats["n_excluded"]``. See :mod:`onlineeval.agreement.core` for the statistics (pairs
@@ -197,7 +226,7 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
         elif default in df.columns:
             p_cols.append(default)
     required = [offline, online] + ([offline_p] if offline_p else []) + (
-        [online_p] if online_p else [])
+        [online_p] if online_p else []) + ([counterfactual] if counterfactual else [])
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise SchemaError(
@@ -233,13 +262,22 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
         "offline_delta": x[keep].to_numpy(),
         "online_delta": y[keep].to_numpy(),
     })
-    sx, sy = np.sign(out["offline_delta"]), np.sign(out["online_delta"])
-    out["sign_agrees"] = pd.array(
-        [None if a == 0 or b == 0 else bool(a == b) for a, b in zip(sx, sy, strict=True)],
-        dtype="boolean",
-    )
+    out["sign_agrees"] = _sign_agrees(out["offline_delta"], out["online_delta"])
     result = association(out["offline_delta"].to_numpy(), out["online_delta"].to_numpy(),
                          confidence)
+    pairs: dict[str, dict[str, Any]] = {}
+    if counterfactual is not None:
+        full = pd.DataFrame({"offline_delta": x, "online_delta": y,
+                             "counterfactual_delta": _numeric(df, counterfactual, source,
+                                                              is_file)})
+        out["counterfactual_delta"] = full.loc[keep, "counterfactual_delta"].to_numpy()
+        out["counterfactual_sign_agrees"] = _sign_agrees(out["counterfactual_delta"],
+                                                         out["online_delta"])
+        for name, a, b in COUNTERFACTUAL_PAIRS:
+            have = full[a].notna() & full[b].notna()
+            pairs[name] = association(full.loc[have, a].to_numpy(),
+                                      full.loc[have, b].to_numpy(), confidence)
+            pairs[name]["n_missing"] = int((~have).sum())
     decisions = None
     if len(p_cols) == 2:
         for col, name in zip(p_cols, ("offline_p", "online_p"), strict=True):
@@ -264,4 +302,10 @@ def agreement(table: pd.DataFrame | str | Path, offline: str = "offline_delta",
         decisions["share"] = decisions["count"] / max(len(out), 1)
     result.update({"n_excluded": len(excluded), "offline": offline, "online": online,
                    "alpha": alpha, "confidence": confidence})
-    return AgreementResult(result, out, decisions, excluded)
+    return AgreementResult(result, out, decisions, excluded, pairs)
+
+
+def _sign_agrees(a: pd.Series, b: pd.Series) -> pd.arrays.BooleanArray:
+    """Per row whether the signs agree; null where either value is 0 or missing."""
+    return pd.array([None if not (u * v) or np.isnan(u * v) else bool(np.sign(u) == np.sign(v))
+                     for u, v in zip(a, b, strict=True)], dtype="boolean")

@@ -17,6 +17,12 @@ For paired values ``x_i`` (an offline delta) and ``y_i`` (an online delta):
   pairings with ``|rho| >= |rho_obs|``; with ties it may differ from that count by a few
   pairings in n!. With fewer than two pairs, or when either variable is constant, the
   correlations are undefined and reported as null.
+- Intervals of the correlations, on Fisher's z = atanh(r) scale, back-transformed with tanh:
+  Kendall's τ-b with Var(z) = 0.437 / (n − 4) (Fieller, Hartley & Pearson 1957), for n > 4;
+  Spearman's ρ with Var(z) = (1 + ρ²/2) / (n − 3) (Bonett & Wright 2000), for n > 3. Both are
+  large-sample approximations (the test checks their coverage on bivariate normal samples
+  of 30); with fewer pairs, or a correlation of exactly ±1 (where z is infinite and the
+  interval would collapse to a point), the interval is null.
 """
 
 from __future__ import annotations
@@ -84,12 +90,29 @@ def association(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict[
         rho, rho_p = float(s.statistic), float(s.pvalue)
         if len(x) <= EXACT_SPEARMAN_MAX_N:
             rho_p = _spearman_exact_p(x, y)
+    z = float(stats.norm.ppf((1 + confidence) / 2))
+    k_lo, k_hi = fisher_interval(tau, 0.437 / (len(x) - 4) if len(x) > 4 else nan, z)
+    s_lo, s_hi = fisher_interval(rho, (1 + rho * rho / 2) / (len(x) - 3) if len(x) > 3
+                                 else nan, z)
     return {
         "n": int(len(x)), "n_agree": n_agree, "n_disagree": n_dir - n_agree,
         "n_zero": int(len(x) - n_dir), "sign_agreement": rate, "sign_ci_low": lo,
         "sign_ci_high": hi, "kendall_tau": tau, "kendall_p": tau_p,
+        "kendall_ci_low": k_lo, "kendall_ci_high": k_hi,
         "spearman_rho": rho, "spearman_p": rho_p,
+        "spearman_ci_low": s_lo, "spearman_ci_high": s_hi,
     }
+
+
+def fisher_interval(r: float, var_z: float, z: float) -> tuple[float, float]:
+    """tanh(atanh(r) ± z sqrt(var_z)); null when r is undefined or ±1 or var_z is (scipy
+    may return a perfect correlation as 1 - 1e-16: within 1e-12 of ±1 counts as ±1)."""
+    nan = float("nan")
+    if not (np.isfinite(r) and abs(r) < 1 - 1e-12 and np.isfinite(var_z)):
+        return nan, nan
+    half = z * float(np.sqrt(var_z))
+    centre = float(np.arctanh(r))
+    return float(np.tanh(centre - half)), float(np.tanh(centre + half))
 
 
 #: the statistics of :func:`association`, in the order :func:`association_results` gives them
@@ -101,7 +124,7 @@ def association_results(stats: dict[str, Any], confidence: float, unit: str,
     """The statistics of an :func:`association` dict in the shared result shape, one per
     :data:`STATISTICS` entry: the sign-agreement rate with its Wilson interval (no test: null
     p-value; ``n`` the pairs with a direction), Kendall's τ-b and Spearman's ρ with their
-    p-values (no interval; ``n`` all pairs). ``unit`` names what a pair is (``experiment``,
+    p-values and Fisher-z intervals (null where undefined; ``n`` all pairs). ``unit`` names what a pair is (``experiment``,
     ``query``); the pairs have no arms, so ``units_control``/``units_treatment`` are null."""
     confidence = check_level(confidence, "confidence")
     nan = float("nan")
@@ -111,9 +134,13 @@ def association_results(stats: dict[str, Any], confidence: float, unit: str,
         (stats["sign_agreement"], stats["sign_ci_low"], stats["sign_ci_high"], nan,
          "sign agreement rate, Wilson score interval (no test)",
          stats["n_agree"] + stats["n_disagree"]),
-        (stats["kendall_tau"], nan, nan, stats["kendall_p"],
-         "Kendall's tau-b (scipy.stats.kendalltau)", stats["n"]),
-        (stats["spearman_rho"], nan, nan, stats["spearman_p"], f"Spearman's rho, {spearman}",
+        (stats["kendall_tau"], stats.get("kendall_ci_low", nan),
+         stats.get("kendall_ci_high", nan), stats["kendall_p"],
+         "Kendall's tau-b (scipy.stats.kendalltau); Fisher-z interval, Var = 0.437/(n-4)",
+         stats["n"]),
+        (stats["spearman_rho"], stats.get("spearman_ci_low", nan),
+         stats.get("spearman_ci_high", nan), stats["spearman_p"],
+         f"Spearman's rho, {spearman}; Fisher-z interval, Var = (1 + rho^2/2)/(n-3)",
          stats["n"]),
     )
     return [ComparisonResult(estimate=float(est), ci_low=float(lo), ci_high=float(hi),

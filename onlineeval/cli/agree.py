@@ -8,6 +8,7 @@ import sys
 
 import pandas as pd
 
+from onlineeval.cli._logs import load
 from onlineeval.cli._output import emit
 
 NAME = "agree"
@@ -32,18 +33,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="significance level of the decision table")
     parser.add_argument("--confidence", type=float, default=0.95,
                         help="confidence level of the Wilson interval")
+    cf = parser.add_argument_group(
+        "counterfactual delta (a third source beside offline and online)")
+    cf.add_argument("--counterfactual", default=None, metavar="LOGS",
+                    help="the logging ranker's log: estimate each experiment's "
+                    "counterfactual delta (treatment - control clicks@K) of the runs named in "
+                    "the table's --control-run and --treatment-run columns (paths relative "
+                    "to the table) and compare it with the offline and online deltas")
+    cf.add_argument("--counterfactual-column", default=None, metavar="COLUMN",
+                    help="instead, a table column already holding the counterfactual delta")
+    cf.add_argument("--control-run", default="control_run", metavar="COLUMN",
+                    help="column naming each experiment's control run (default control_run)")
+    cf.add_argument("--treatment-run", default="treatment_run", metavar="COLUMN",
+                    help="column naming each experiment's treatment run (default "
+                    "treatment_run)")
+    from onlineeval.cli.counterfactual import add_estimate_arguments
+
+    add_estimate_arguments(cf, estimator="snips")
     parser.add_argument("--format", choices=("table", "json"), default="table",
                         help="table (default) or json: one object with summary, decisions, "
                              "experiments")
 
 
 def run(args: argparse.Namespace) -> int:
-    from onlineeval.agreement import agreement
+    from onlineeval.agreement import agreement, with_counterfactual
+    from onlineeval.errors import InvalidParameterError
 
-    result = agreement(args.table, offline=args.offline, online=args.online,
+    table, column = args.table, args.counterfactual_column
+    if args.counterfactual is not None:
+        if column is not None:
+            raise InvalidParameterError("give --counterfactual LOGS or --counterfactual-column "
+                                        "COLUMN, not both")
+        logs = load(args, always_report=False, path=args.counterfactual)
+        table = with_counterfactual(
+            args.table, logs, control=args.control_run, treatment=args.treatment_run,
+            experiment=args.experiment, estimator=args.estimator,
+            propensities=args.propensities, metric=args.metric, model=args.model,
+            clip=args.clip, query=args.query, unit=args.unit,
+            max_rank=args.max_rank, confidence=args.confidence)
+        column = "counterfactual_delta"
+    result = agreement(table, offline=args.offline, online=args.online,
                        offline_p=args.offline_p, online_p=args.online_p,
                        experiment=args.experiment, alpha=args.alpha,
-                       confidence=args.confidence)
+                       confidence=args.confidence, counterfactual=column)
     if args.format == "json":
         json.dump(result.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -62,6 +94,15 @@ def run(args: argparse.Namespace) -> int:
               f"{s['n_zero']} with a zero delta left out\n")
     out.write(f"Kendall tau-b: {_f(s['kendall_tau'])} (p = {_f(s['kendall_p'])})\n")
     out.write(f"Spearman rho:  {_f(s['spearman_rho'])} (p = {_f(s['spearman_p'])})\n")
+    for name, p in result.pairs.items():
+        missing = f"; {p['n_missing']} without both left out" if p["n_missing"] else ""
+        out.write(f"{name}: sign agreement {p['n_agree']}/{p['n_agree'] + p['n_disagree']} "
+                  f"(Wilson {pct} CI {_f(p['sign_ci_low'])} – {_f(p['sign_ci_high'])}), "
+                  f"Kendall tau-b {_f(p['kendall_tau'])} ({pct} CI {_f(p['kendall_ci_low'])} "
+                  f"– {_f(p['kendall_ci_high'])}; p = {_f(p['kendall_p'])}), Spearman rho "
+                  f"{_f(p['spearman_rho'])} ({pct} CI {_f(p['spearman_ci_low'])} – "
+                  f"{_f(p['spearman_ci_high'])}; p = {_f(p['spearman_p'])}) over {p['n']} "
+                  f"experiments{missing}\n")
     if result.decisions is not None:
         out.write(f"\ndecision table (alpha = {s['alpha']}):\n")
         emit(result.decisions, "table")

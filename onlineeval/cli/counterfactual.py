@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from onlineeval.cli._logs import add_logs_arguments, load
 from onlineeval.cli._options import add_renamed
@@ -19,13 +19,12 @@ HELP = ("estimate a candidate ranking's clicks@k from the logs of the ranker tha
         "clipping)")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_estimate_arguments(parser: Any, estimator: str = "ips") -> None:
+    """The options of a counterfactual estimate (metric, propensities, estimator, model,
+    clip, query column, unit, max rank), shared by ``counterfactual`` and ``agree
+    --counterfactual``; ``estimator`` is the default estimator."""
     from onlineeval.counterfactual.estimators import ESTIMATORS
 
-    add_logs_arguments(parser, "log directory (searches, results, clicks)")
-    parser.add_argument("--run", required=True, metavar="FILE",
-                        help="the candidate ranking as a TREC run; its qids must be values of "
-                        "--query")
     parser.add_argument("--metric", default="clicks@10",
                         help="clicks@K: expected clicks per page in the candidate's top K "
                         "(default clicks@10)")
@@ -34,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "intervention harvesting on the log, or a CSV file rank,propensity (0 marks "
                         "a rank never examined: what was shown there is counted and reported, "
                         "not used)")
-    parser.add_argument("--estimator", default="ips", choices=tuple(ESTIMATORS),
-                        help="ips: each logged click weighs p_c/p_l (default); snips: per "
+    parser.add_argument("--estimator", default=estimator, choices=tuple(ESTIMATORS),
+                        help=f"default {estimator}. ips: each logged click weighs p_c/p_l; "
+                        "snips: per "
                         "(query, doc) clicks over the examination they were shown with "
                         "(lower variance where the logged rank varies; no page-level "
                         "support needed); dr: a pbm click model's predicted clicks plus "
@@ -48,11 +48,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clip", type=float, default=None, metavar="M",
                         help="cap the weights p_c/p_l of ips and dr at M (default: no cap)")
     add_renamed(parser, "--query", default="query", metavar="COL",
-                        help="searches column matching the run's qids (default query)")
+                help="searches column matching the runs' qids (default query)")
     parser.add_argument("--unit", default="user_id", metavar="COL",
                         help="randomization unit the CI clusters on (default user_id)")
     parser.add_argument("--max-rank", type=int, default=10, metavar="N",
                         help="logged ranks read (default 10)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_logs_arguments(parser, "log directory (searches, results, clicks)")
+    parser.add_argument("--run", required=True, metavar="FILE",
+                        help="the candidate ranking as a TREC run; its qids must be values of "
+                        "--query")
+    add_estimate_arguments(parser)
     parser.add_argument("--confidence", type=float, default=0.95,
                         help="confidence of the interval (default 0.95)")
     add_format_argument(parser)

@@ -82,10 +82,11 @@ candidate is at stake. The effective sample size is Kish's
 (sum w)^2 / sum w^2 over the weighted clicks.
 """
 
+from onlineeval.counterfactual.difference import CounterfactualComparison, compare, compare_pairs
 from onlineeval.counterfactual.direct import DirectModel
 from onlineeval.counterfactual.estimators import ESTIMATORS
 from onlineeval.counterfactual.evaluation import CounterfactualResult, evaluate
 from onlineeval.counterfactual.propensities import read_propensities
 
-__all__ = ["ESTIMATORS", "CounterfactualResult", "DirectModel", "evaluate",
-           "read_propensities"]
+__all__ = ["ESTIMATORS", "CounterfactualComparison", "CounterfactualResult", "DirectModel",
+           "compare", "compare_pairs", "evaluate", "read_propensities"]

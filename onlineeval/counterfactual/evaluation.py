@@ -137,6 +137,57 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     searches
         The name of a view of the searches to read (default all of them).
     """
+    setup = prepare(logs, metric=metric, propensities=propensities, estimator=estimator,
+                    clip=clip, model=model, query=query, unit=unit, max_rank=max_rank,
+                    confidence=confidence, searches=searches)
+    return setup.result(run)[0]
+
+
+@dataclass
+class Prepared:
+    """What every candidate estimated on one log shares: the checked arguments, the
+    propensities (a PBM or harvest fitted once) and dr's model. :meth:`result` estimates one
+    candidate and also returns the per-unit rows its interval is computed from."""
+
+    logs: Any
+    name: str
+    k: int
+    p: np.ndarray
+    label: str
+    dm: DirectModel | None
+    clip: float | None
+    query: str
+    unit: str
+    max_rank: int
+    confidence: float
+    searches: str
+
+    def result(self, run: Any, warn: bool = True) -> tuple[CounterfactualResult, pd.DataFrame]:
+        res, used, rows = estimate_rows(
+            self.logs.con, self.name, candidate_table(run, self.k), self.p, self.dm,
+            k=self.k, max_rank=self.max_rank, clip=self.clip, confidence=self.confidence,
+            searches=self.searches, query=self.query, unit=self.unit)
+        if warn:
+            pooled = sums.query_for(self.name, self.dm is not None) == sums.POOLED
+            _warn("pooled" if pooled else self.name, self.k, self.max_rank, res, used,
+                  self.unit)
+        ranks = np.flatnonzero(np.isfinite(used))
+        res["clicks_without_propensity"] += res.pop("clicks_beyond_max_rank")
+        return CounterfactualResult(
+            metric=f"clicks@{self.k}", estimator=self.name, confidence=self.confidence,
+            clip=self.clip, propensity_source=self.label, ranks_without_propensity=", ".join(
+                str(r) for r in range(1, self.max_rank + 1) if not np.isfinite(used[r])),
+            model=self.dm.source if self.dm is not None else OWN_MODEL if self.name == "dr"
+            else "",
+            propensities=pd.DataFrame({"rank": ranks, "propensity": used[ranks]}), **res), rows
+
+
+def prepare(logs: Logs, *, metric: str = "clicks@10", propensities: Any = "pbm",
+            estimator: str = "ips", clip: float | None = None, model: Any = None,
+            query: str = "query", unit: str = "user_id", max_rank: int = 10,
+            confidence: float = 0.95, searches: str = "searches") -> Prepared:
+    """The arguments of :func:`evaluate` checked, the log read and the propensities (and
+    dr's model) found, once for any number of candidates."""
     confidence = check_level(confidence, "confidence")
     k = parse_metric(metric)
     name = ESTIMATORS.canonical(estimator)
@@ -174,19 +225,9 @@ def evaluate(logs: Logs, run: Any, *, metric: str = "clicks@10",
     p, label = propensities_from(propensities, pbm, harvested)
     own = model is None or (isinstance(model, str) and model == "pbm")
     dm = direct_model(model, query) if name == "dr" and not own else None
-    res, used = estimate_on(logs.con, name, candidate_table(run, k), p, dm, k=k,
-                            max_rank=max_rank, clip=clip, confidence=confidence,
-                            searches=searches, query=query, unit=unit)
-    _warn("pooled" if sums.query_for(name, dm is not None) == sums.POOLED else name, k,
-          max_rank, res, used, unit)
-    ranks = np.flatnonzero(np.isfinite(used))
-    res["clicks_without_propensity"] += res.pop("clicks_beyond_max_rank")
-    return CounterfactualResult(
-        metric=f"clicks@{k}", estimator=name, confidence=confidence, clip=clip,
-        propensity_source=label, ranks_without_propensity=", ".join(
-            str(r) for r in range(1, max_rank + 1) if not np.isfinite(used[r])),
-        model=dm.source if dm is not None else OWN_MODEL if name == "dr" else "",
-        propensities=pd.DataFrame({"rank": ranks, "propensity": used[ranks]}), **res)
+    return Prepared(logs=logs, name=name, k=k, p=p, label=label, dm=dm, clip=clip,
+                    query=query, unit=unit, max_rank=max_rank, confidence=confidence,
+                    searches=searches)
 
 
 def estimate_inputs(name: str, cand: pd.DataFrame, p: np.ndarray, dm: DirectModel | None,
@@ -221,6 +262,18 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
     """The estimate's fields from the views ``searches``, ``results``, ``clicks`` of the
     DuckDB connection ``con``, given the candidate's top k (:func:`candidate_table`), the
     propensities per rank and, for dr, the model; also the propensities used."""
+    res, used, _ = estimate_rows(con, name, cand, p, dm, k=k, max_rank=max_rank, clip=clip,
+                                 confidence=confidence, searches=searches, query=query,
+                                 unit=unit)
+    return res, used
+
+
+def estimate_rows(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
+                  dm: DirectModel | None, *, k: int, max_rank: int, clip: float | None = None,
+                  confidence: float = 0.95, searches: str = "searches", query: str = "query",
+                  unit: str = "user_id") -> tuple[dict[str, Any], np.ndarray, pd.DataFrame]:
+    """:func:`estimate_on` and the per-unit rows of the estimator's SQL it was computed
+    from (a difference of two candidates pairs them by unit)."""
     confidence = check_level(confidence, "confidence")
     cand, table = estimate_inputs(name, cand, p, dm, k=k, max_rank=max_rank)
     rows = sums.per_unit(con, sums.query_for(name, dm is not None), candidate=cand,
@@ -235,7 +288,7 @@ def estimate_on(con: Any, name: str, cand: pd.DataFrame, p: np.ndarray,
                                  if "model_unseen" in rows.columns and name == "dr"
                                  else float("nan"))
     used = table["propensity"].to_numpy(float, na_value=np.nan)
-    return res, np.r_[np.nan, used]
+    return res, np.r_[np.nan, used], rows
 
 
 def _warn(kind: str, k: int, max_rank: int, res: dict[str, Any], used: np.ndarray,

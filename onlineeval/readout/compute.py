@@ -93,6 +93,7 @@ def readout(
     control_team: str | None = None, treatment_team: str | None = None,
     interleaving_experiment: str | None = None, n_resamples: int = 1000, seed: int = 0,
     attribution_window: Any = None, event_type: str | None = None,
+    counterfactual: Any = None, counterfactual_options: Mapping[str, Any] | None = None,
 ) -> Readout:
     """Should this experiment ship? Read out an A/B(/n) and/or interleaving experiment.
 
@@ -130,6 +131,12 @@ def readout(
     runs, qrels
         ``(control_run, treatment_run)`` and qrels: adds the offline comparison
         (NDCG@10, MAP; paired t, Holm).
+    counterfactual, counterfactual_options
+        With ``runs``: the log of the ranker(s) shown before or beside the experiment (a
+        directory or :class:`onlineeval.Logs`), on which the section "counterfactual
+        prediction of this A/B from the logged data" estimates treatment run − control run
+        clicks@10 (:func:`onlineeval.readout.counterfactual.counterfactual_part`; options
+        for :func:`onlineeval.counterfactual.compare`, default snips).
     fail_on_srm
         Raise :class:`SampleRatioMismatchError` when the sample ratio check fails.
     power
@@ -222,6 +229,15 @@ def readout(
         exp_name = il.experiment
     if runs is not None:
         fields["offline"] = _offline(runs, qrels, alpha)
+    if counterfactual is not None:
+        from onlineeval.readout.counterfactual import counterfactual_part
+
+        if runs is None:
+            raise InvalidParameterError("the counterfactual prediction needs runs: "
+                                        "(control_run, treatment_run)")
+        pair = (runs["control"], runs["treatment"]) if isinstance(runs, Mapping) else runs
+        fields["counterfactual"] = counterfactual_part(
+            counterfactual, *pair, dict(counterfactual_options or {}))
     result = Readout(
         experiment=exp_name, designs=tuple(k for k, _ in parts), alpha=alpha,
         family=tuple(primary_names) if ab is not None else (), power=power, unit=unit,

@@ -28,6 +28,9 @@ readout all show the fields below and nothing else, so every output carries the 
 - ``interleaving`` (:class:`InterleavingSection`) — the treatment team's Δ_AB, wins /
   losses / ties, the per-user CI and p, the per-query breakdown and the sensitivity figure;
 - ``offline`` — the offline comparison of the runs, when runs and qrels are given;
+- ``counterfactual`` (:class:`onlineeval.readout.counterfactual.CounterfactualSection`) —
+  the counterfactual prediction of the A/B from logged data, when runs and a logging log
+  are given;
 - ``over_time`` — the effect of each primary metric over time
   (:func:`onlineeval.abtest.effect_over_time`): ``{"day": cumulative Δ with its CI per
   calendar day, "exposure_day": Δ per day since a unit's first exposure}`` (None without
@@ -302,6 +305,7 @@ class Readout:
     rule: str = VERDICT_RULE
     interleaving: InterleavingSection | None = None
     offline: pd.DataFrame | None = None
+    counterfactual: Any = None
     over_time: Any = None
     segments: Any = None
     quantiles: Any = None
@@ -358,7 +362,8 @@ class Readout:
             out["interleaving"] = pd.DataFrame([row])
             if il.queries is not None:
                 out["queries"] = il.queries
-        for name in ("offline", "over_time", "segments", "quantiles", "position_ctr"):
+        for name in ("offline", "counterfactual", "over_time", "segments", "quantiles",
+                     "position_ctr"):
             value = getattr(self, name)
             if isinstance(value, pd.DataFrame):
                 out[name] = value
@@ -367,4 +372,6 @@ class Readout:
                             if isinstance(v, pd.DataFrame)})
             elif value is not None and hasattr(value, "to_frame"):
                 out[name] = value.to_frame()
+            elif value is not None and hasattr(value, "to_dict"):
+                out[name] = pd.DataFrame([value.to_dict()])
         return out

@@ -18,6 +18,7 @@ from onlineeval.formatting import (
     pvalue,
     when,
 )
+from onlineeval.readout.counterfactual import counterfactual_lines
 from onlineeval.readout.result import GUARDRAIL, PRIMARY, SECONDARY, MetricRow, Readout
 
 _HEADINGS = {
@@ -109,6 +110,8 @@ def render_text(ro: Readout) -> str:
         lines += _wrap(f"Δ = treatment − control; lift = treatment / control − 1 with a "
                        f"delta-method interval; test: {r.result.test}")
     lines += _over_time_lines(ro) + _segment_lines(ro) + _quantile_lines(ro)
+    for line in counterfactual_lines(ro):
+        lines += _wrap(line) if line else [""]
     il = ro.interleaving
     if il is not None:
         lines.append("")

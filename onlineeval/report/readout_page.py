@@ -661,7 +661,8 @@ def _offline(ro: Any) -> str:
     off = ro.offline
     if off is None or not len(off):
         return _note("No offline runs given: pass the control and treatment runs and qrels "
-                     "to see the offline prediction beside the online result.")
+                     "to see the offline prediction beside the online result.") + \
+            _counterfactual(ro)
     k = slug(name_of(ro)) + "/offline"
     rows = []
     for _, r in off.iterrows():
@@ -684,7 +685,27 @@ def _offline(ro: Any) -> str:
     return (table(["offline measure", "Δ [CI]", "p", "queries"], rows)
             + f"<p>Online, beside it: {'; '.join(online) or 'no online result'}.</p>"
             + _note(f"Offline Δ = treatment run − control run over the judged queries "
-                    f"({html.escape(test)})."))
+                    f"({html.escape(test)}).") + _counterfactual(ro))
+
+
+def _counterfactual(ro: Any) -> str:
+    """The counterfactual prediction (:mod:`onlineeval.readout.counterfactual`), when the
+    readout has one: Δ with its interval, keyed ``<experiment>/counterfactual``."""
+    cf = getattr(ro, "counterfactual", None)
+    if cf is None:
+        return ""
+    k = slug(name_of(ro)) + "/counterfactual"
+    r = cf.result
+    return (f"<p>Counterfactual prediction of this A/B from the logged data "
+            f"({html.escape(cf.source)}): Δ {html.escape(cf.metric)} "
+            f"{num(r.estimate, 'delta', k + '/estimate')} "
+            f"{interval(r.ci_low, r.ci_high, 'delta', k + '/estimate')} "
+            f"({num(r.ci_level, 'level', k + '/ci_level')} CI, p = "
+            f"{num(r.p_value, 'p', k + '/p')}).</p>"
+            + _note(f"{html.escape(cf.estimator)} on the logged pages, propensities "
+                    f"{html.escape(cf.propensity_source)}; Δ = treatment run − control run "
+                    f"clicks per page in the top slots; unsupported top slots "
+                    f"{num(cf.unsupported_share, 'fraction', k + '/unsupported_share')}."))
 
 
 def readout_section(readout: Any, level: int = 2) -> str:

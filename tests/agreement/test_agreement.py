@@ -11,7 +11,13 @@ import pytest
 from scipy import stats
 
 import onlineeval
-from onlineeval.agreement import DECISIONS, association, per_query_agreement, tau_matrix
+from onlineeval.agreement import (
+    DECISIONS,
+    association,
+    association_results,
+    per_query_agreement,
+    tau_matrix,
+)
 from onlineeval.errors import InputError, SchemaError
 
 Z95 = 1.959963984540054
@@ -285,3 +291,48 @@ def test_tau_matrix_refuses_a_non_numeric_cell_instead_of_dropping_it():
     t.loc[1, "ctr"] = None
     m = tau_matrix(t, ["ndcg"], ["ctr"])
     assert m.loc[0, "n"] == 3 and m.loc[0, "kendall_tau"] == pytest.approx(1.0)
+
+
+def test_correlation_intervals_by_hand():
+    """Fisher z intervals: atanh(r) ± z sqrt(v), v = 0.437/(n-4) for τ-b and
+    (1 + ρ²/2)/(n-3) for ρ, back through tanh."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=12)
+    y = x + rng.normal(size=12)
+    a = association(x, y, confidence=0.9)
+    tau = stats.kendalltau(x, y).statistic
+    rho = stats.spearmanr(x, y).statistic
+    z = stats.norm.ppf(0.95)
+    for key, r, v in (("kendall", tau, 0.437 / 8), ("spearman", rho, (1 + rho ** 2 / 2) / 9)):
+        lo = math.tanh(math.atanh(r) - z * math.sqrt(v))
+        hi = math.tanh(math.atanh(r) + z * math.sqrt(v))
+        assert (a[f"{key}_ci_low"], a[f"{key}_ci_high"]) == pytest.approx((lo, hi), rel=1e-12)
+    res = association_results(a, 0.9, "experiment")
+    assert (res[1].ci_low, res[2].ci_high) == pytest.approx((a["kendall_ci_low"],
+                                                             a["spearman_ci_high"]))
+
+
+def test_correlation_intervals_are_null_where_undefined():
+    small = association(np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4]))
+    assert math.isnan(small["kendall_ci_low"])       # n = 4: no τ interval
+    assert not math.isnan(small["spearman_ci_low"])  # n > 3
+    perfect = association(np.arange(10.0), np.arange(10.0) ** 2)
+    assert math.isnan(perfect["kendall_ci_high"]) and math.isnan(perfect["spearman_ci_low"])
+
+
+@pytest.mark.slow
+def test_correlation_intervals_cover_the_population_values():
+    """Bivariate normal with correlation 0.6, 30 pairs, 600 samples: the 95% intervals
+    cover the population τ = (2/π) asin(0.6) and ρ_s = (6/π) asin(0.3) in 92–98% of them."""
+    rng = np.random.default_rng(11)
+    r = 0.6
+    tau, rho = 2 / np.pi * np.arcsin(r), 6 / np.pi * np.arcsin(r / 2)
+    hit = np.zeros(2)
+    reps = 600
+    for _ in range(reps):
+        x, e = rng.normal(size=(2, 30))
+        a = association(x, r * x + np.sqrt(1 - r * r) * e)
+        hit += [a["kendall_ci_low"] <= tau <= a["kendall_ci_high"],
+                a["spearman_ci_low"] <= rho <= a["spearman_ci_high"]]
+    cover = hit / reps
+    assert ((0.92 <= cover) & (cover <= 0.98)).all(), cover

@@ -67,6 +67,10 @@ CALLS: dict[str, dict[str, Any]] = {
     "onlineeval.clickmodels.read_patterns": {},
     "onlineeval.counterfactual.evaluate": {"run": "RUN", "metric": "clicks@3",
                                            "query": "qid"},
+    "onlineeval.counterfactual.compare": {"control_run": "RUN", "treatment_run": "RUN",
+                                          "metric": "clicks@3", "query": "qid"},
+    "onlineeval.counterfactual.compare_pairs": {"pairs": {"x": ("RUN", "RUN")},
+                                                "metric": "clicks@3", "query": "qid"},
     "onlineeval.agreement.per_query_ab_ctr": {"experiment": "a_vs_b", "control": "a",
                                               "treatment": "b"},
     "onlineeval.agreement.per_query_interleaving": {"experiment": "a_vs_b", "team": "a",
@@ -122,7 +126,14 @@ def sim(tmp_path_factory):
 def _call(path: str, logs: Any, kwargs: dict[str, Any], run: Path) -> Any:
     module, name = path.rsplit(".", 1)
     func = getattr(importlib.import_module(module), name)
-    kw = {k: (str(run) if v == "RUN" else v) for k, v in kwargs.items()}
+    def fill(v: Any) -> Any:  # "RUN", also inside a mapping of pairs, is the run's path
+        if isinstance(v, dict):
+            return {k: fill(x) for k, x in v.items()}
+        if isinstance(v, tuple):
+            return tuple(fill(x) for x in v)
+        return str(run) if isinstance(v, str) and v == "RUN" else v
+
+    kw = {k: fill(v) for k, v in kwargs.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return func(logs, **kw)

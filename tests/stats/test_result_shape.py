@@ -356,7 +356,41 @@ def case_readout():
     assert il.result.p_value == pytest.approx(stats.ttest_1samp(d_u, 0).pvalue, rel=1e-12)
 
 
+def case_counterfactual_compare_pairs():
+    """Two users, one page each of query q; ips with propensities 1, 0.5. Control ranks
+    d1, d2; treatment d2, d1. User 1 saw d1, d2 and clicked d2 (rank 2); user 2 saw d2, d1
+    and clicked d2 (rank 1). Control: 1 + 0.5/1; treatment: 1/0.5 + 1: Δ per user 1, 0.5,
+    Δ = 0.75, se = sd(1, 0.5) / sqrt(2) = 0.25."""
+    import warnings
+
+    from onlineeval.counterfactual import compare_pairs
+
+    logs = onlineeval.load_logs(
+        searches=pd.DataFrame({"search_id": [1, 2], "user_id": ["u1", "u2"],
+                               "query": ["q", "q"]}),
+        results=pd.DataFrame({"search_id": [1, 1, 2, 2], "rank": [1, 2, 1, 2],
+                              "doc_id": ["d1", "d2", "d2", "d1"]}),
+        clicks=pd.DataFrame({"search_id": [1, 2], "rank": [2, 1]}))
+
+    def run(*docs):
+        return pd.DataFrame({"qid": "q", "docno": list(docs), "score": [2.0, 1.0]})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = compare_pairs(logs, {"e": (run("d1", "d2"), run("d2", "d1"))}, metric="clicks@2",
+                           propensities={1: 1.0, 2: 0.5}, max_rank=2)
+    (r,) = _check_frame(df)
+    z = stats.norm.ppf(0.975)
+    assert (r.estimate, r.ci_low, r.ci_high) == pytest.approx((0.75, 0.75 - z * 0.25,
+                                                               0.75 + z * 0.25))
+    assert r.p_value == pytest.approx(2 * stats.norm.sf(3.0))
+    assert (df["control_value"].iloc[0], df["treatment_value"].iloc[0]) == pytest.approx(
+        (0.75, 1.5))
+    assert (r.n, r.units_control, r.units_treatment, r.unit) == (2, 2, 2, "user_id")
+
+
 CASES = {
+    "onlineeval.counterfactual.difference.compare_pairs": case_counterfactual_compare_pairs,
     "onlineeval.abtest.readout.abtest": case_abtest,
     "onlineeval.interleaving.readout.interleaving_readout": case_interleaving_readout,
     "onlineeval.interleaving.significance.user_test": case_user_test,
@@ -375,6 +409,8 @@ CASES = {
 
 #: private helpers that build results for a public producer (covered through it)
 COVERED_BY = {
+    "onlineeval.counterfactual.difference._compare":
+        "onlineeval.counterfactual.difference.compare_pairs",
     "onlineeval.interleaving.readout._compare":
         "onlineeval.interleaving.readout.interleaving_readout",
     "onlineeval.abtest.over_time._frame": "onlineeval.abtest.over_time.effect_over_time",
