@@ -35,12 +35,11 @@ from onlineeval import queries
 from onlineeval.abtest.metrics import ABMetric
 from onlineeval.abtest.over_time import over_time_units
 from onlineeval.abtest.readout import plain_test
-from onlineeval.abtest.sequential import look_indices
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
 from onlineeval.stats.moments import Moments
 from onlineeval.stats.results import TwoArmStats
-from onlineeval.stats.sequential import confidence_sequence, optimal_rho2
+from onlineeval.stats.sequential import confidence_sequence, look_indices, optimal_rho2
 
 #: confidence level of the false-positive rates' Clopper–Pearson intervals
 RATE_LEVEL = 0.95
