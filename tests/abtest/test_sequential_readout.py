@@ -174,3 +174,55 @@ def test_cli_readout_sequential_is_the_api(logs, capsys):
     assert list(got["stop"]) == list(want["stop"])
     assert main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential",
                  "--looks", "0"]) == 2
+
+
+@pytest.fixture(scope="module")
+def uneven():
+    """The sample experiment with 57% of its control users dropped (by a hash of the user
+    id): about 650 control and 1480 treatment users, a 30/70 design."""
+    import pandas as pd
+
+    searches = pd.read_parquet(SAMPLE / "searches.parquet")
+    searches = searches[searches["experiment"] == EXP]
+    keep = (searches["variant"] != "control") | (
+        pd.util.hash_pandas_object(searches["user_id"], index=False) % 100 >= 57)
+    searches = searches[keep]
+    ids = set(searches["search_id"])
+    tables = {name: pd.read_parquet(SAMPLE / f"{name}.parquet") for name in ("results",
+                                                                             "clicks")}
+    return onlineeval.load_logs(searches=searches, **{
+        k: v[v["search_id"].isin(ids)] for k, v in tables.items()})
+
+
+def dirichlet_log_bf(counts, p0, concentration=100.0):
+    """Lindon & Malek's Dirichlet-multinomial Bayes factor against the multinomial p0,
+    written from the marginal likelihoods: Beta-function ratio over prod p0^x."""
+    a = concentration * np.asarray(p0)
+    x = np.asarray(counts, dtype=float)
+    log_multi_beta = lambda v: gammaln(v).sum(axis=-1) - gammaln(v.sum(axis=-1))  # noqa: E731
+    return log_multi_beta(a + x) - log_multi_beta(a) - (x * np.log(p0)).sum(axis=-1)
+
+
+def test_srm_against_a_30_70_design(uneven):
+    split = {"control": 0.3, "treatment": 0.7}
+    seq = sequential_readout(uneven, "control", "treatment", "ctr", expected_split=split)
+    c = seq["units_control"].to_numpy(dtype=float)
+    t = seq["units_treatment"].to_numpy(dtype=float)
+    share = c[-1] / (c[-1] + t[-1])
+    assert 0.28 < share < 0.32 and seq.attrs["expected_split"] == split
+    for a, b, p in zip(c, t, seq["srm_p_value"], strict=True):
+        assert p == pytest.approx(stats.chisquare([a, b], [0.3 * (a + b), 0.7 * (a + b)]).pvalue,
+                                  rel=1e-12)
+    log_bf = dirichlet_log_bf(np.stack([c, t], axis=1), [0.3, 0.7])
+    want = np.minimum.accumulate(np.minimum(1, np.exp(-log_bf)))
+    np.testing.assert_allclose(seq["srm_sequential_p_value"], want, rtol=1e-9)
+    assert seq["srm_sequential_p_value"].iloc[-1] > 0.001
+    # read against the default equal split, the same counts are a mismatch by both tests
+    equal = sequential_readout(uneven, "control", "treatment", "ctr")
+    assert equal["srm_p_value"].iloc[-1] < 1e-50
+    assert equal["srm_sequential_p_value"].iloc[-1] < 1e-40
+    # the effect columns do not depend on the designed split
+    np.testing.assert_allclose(equal["p_value"], seq["p_value"], rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="sum to 1"):
+        sequential_readout(uneven, "control", "treatment", "ctr",
+                           expected_split={"control": 0.3, "treatment": 0.6})
