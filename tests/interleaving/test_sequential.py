@@ -221,3 +221,29 @@ def test_preference_sequence_is_the_user_test_per_look_by_hand():
                               0.5)
     np.testing.assert_allclose(seq.ci_low, lo, rtol=1e-12)
     np.testing.assert_allclose(seq.p_value, p, rtol=1e-12)
+
+
+def test_hand_made_pages_through_the_sql(hand_frames, raw_logs):
+    """The conftest's hand-made experiment e1 (teams x, y) with y as the treatment. Day 0:
+    u1 has one page won by x and one by y (Δ_u 0), u2 a tie and an undecided page (0), u3 a
+    page won by x (−1/2) and an undecided one; day 1: u4's page won by x (−1/2). p4 (u2's
+    undecided page) loses its ts: it belongs to no look and is counted and warned (the raw
+    views: load_logs would exclude the search itself)."""
+    searches, results, clicks = hand_frames
+    searches["ts"] = searches["ts"].astype(object)
+    searches.loc[searches["search_id"] == "p4", "ts"] = None
+    searches["ts"] = pd.to_datetime(searches["ts"])
+    logs = raw_logs(searches, results, clicks)
+    with pytest.warns(UserWarning, match="1 interleaved pages have no ts"):
+        seq = sequential_readout(logs, "x", "y", experiment="e1", rho2=0.5)
+    assert seq.attrs["excluded"] == {"pages_without_ts": 1}
+    assert list(seq["units_control"]) == [3, 4]
+    day0, day1 = np.array([0, 0, -0.5]), np.array([0, 0, -0.5, -0.5])
+    np.testing.assert_allclose(seq["estimate"], [day0.mean(), day1.mean()], rtol=1e-12)
+    se = [d.std(ddof=1) / np.sqrt(len(d)) for d in (day0, day1)]
+    lo, hi, p = hand_sequence([day0.mean(), day1.mean()], se, [3, 4], 0.05, 0.5)
+    np.testing.assert_allclose(seq["ci_low"], lo, rtol=1e-12)
+    np.testing.assert_allclose(seq["ci_high"], hi, rtol=1e-12)
+    np.testing.assert_allclose(seq["p_value"], p, rtol=1e-12)
+    np.testing.assert_allclose(seq["fixed_p_value"], [
+        stats.ttest_1samp(d, 0).pvalue for d in (day0, day1)], rtol=1e-12)
