@@ -162,6 +162,11 @@ def aa_test(
     alpha = check_level(alpha)
     if isinstance(splits, bool) or not isinstance(splits, int | np.integer) or splits < 1:
         raise InvalidParameterError(f"splits must be a positive whole number; got {splits!r}")
+    if looks == "hour":
+        raise InvalidParameterError(
+            "the A/A harness reads daily looks (looks='day' or a number of looks); hourly "
+            "looks are for the sequential readout"
+        )
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")

@@ -72,9 +72,10 @@ def sequential_readout(
     expected_split : mapping, optional
         The designed share of each arm (e.g. ``{"control": 0.3, "treatment": 0.7}``) for
         both SRM columns; default equal.
-    looks : "day" or int
-        Read the experiment at the end of every calendar day, or at ``N`` looks spread
-        evenly over its days (:func:`look_indices`).
+    looks : "day", "hour" or int
+        Read the experiment at the end of every calendar day, of every hour from the first
+        exposure's hour to the last's (A/B logs), or at ``N`` looks spread evenly over its
+        days (:func:`look_indices`).
     rho2 : float, optional
         The tuning of the confidence sequence (``rho^2`` of
         :mod:`onlineeval.stats.sequential`: the sample size where it is narrowest). Default
@@ -84,7 +85,8 @@ def sequential_readout(
         width, never validity.
 
     Returns one row per look and metric: ``metric``, ``look`` (1, 2, ...), ``look_end``
-    (the day, a ``datetime.date``: the look reads every exposure up to its end),
+    (the day, a ``datetime.date``: the look reads every exposure up to its end; with hourly
+    looks the end of the hour, a ``pandas.Timestamp``: exposures before it),
     ``units_control``/``units_treatment``, ``estimate`` (treatment − control), the
     always-valid ``ci_low``/``ci_high`` (running intersection) and ``p_value`` (running
     minimum), ``stop`` (true from the first look with ``p_value < alpha`` on), the
@@ -115,12 +117,14 @@ def sequential_readout(
     metrics = "ctr" if metrics is None else metrics
     shares = normalise_split([control, treatment], expected_split)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
+    hourly = looks == "hour"
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")
     frames, tuned, excluded = [], {}, {}
     for name in names:
         prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
-                               end=end, cumulative=True, arms=(control, treatment))
+                               end=end, cumulative=True, arms=(control, treatment),
+                               hourly=hourly)
         days, c, t, stats = arm_stats(prep, control, treatment, alpha)
         idx = look_indices(len(days), looks)
         nc = c["n"].to_numpy(dtype=float)[idx]
@@ -136,7 +140,8 @@ def sequential_readout(
                                  alpha=srm_alpha)
         frames.append(pd.DataFrame({
             "metric": prep.metric.name, "look": np.arange(1, len(idx) + 1),
-            "look_end": [pd.Timestamp(days[i]).date() for i in idx],
+            "look_end": [pd.Timestamp(days[i]) + pd.Timedelta(hours=1) if hourly
+                         else pd.Timestamp(days[i]).date() for i in idx],
             "units_control": nc.astype(int), "units_treatment": nt.astype(int),
             "estimate": seq.estimate, "ci_low": seq.ci_low, "ci_high": seq.ci_high,
             "p_value": seq.p_value, "stop": seq.stop.astype(bool),

@@ -68,9 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "sequential test would stop at (onlineeval.sequential_readout; A/B "
                         "logs: --control defaults to control, --treatment to treatment; an "
                         "interleaving log: the per-user preference of the treatment team)")
-    parser.add_argument("--looks", default="day", metavar="day|N",
-                        help="with --sequential: read every calendar day (default) or N looks "
-                        "spread evenly")
+    parser.add_argument("--looks", default="day", metavar="day|hour|N",
+                        help="with --sequential: read every calendar day (default), every "
+                        "hour (A/B logs) or N looks spread evenly over the days")
     add_format_argument(parser)
 
 

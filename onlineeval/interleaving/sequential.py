@@ -67,6 +67,11 @@ def sequential_interleaving(
     default ``rho2`` is tuned for the users with a decided page at the last look.
     """
     alpha = check_level(alpha)
+    if looks == "hour":
+        raise InvalidParameterError(
+            "an interleaving log is read at daily looks (looks='day' or a number of looks); "
+            "hourly looks are for A/B logs for now"
+        )
     logs = as_logs(logs)
     if not outcomes._has(logs, "searches", "ts"):
         raise SchemaError(

@@ -81,31 +81,31 @@ LOOK_COLUMNS = ("metric", "look", "look_end", "units_control", "units_treatment"
 
 
 def look_indices(n_days: int, looks: Any) -> np.ndarray:
-    """Indices (into the ``n_days`` calendar days) of the days read as looks.
+    """Indices (into the ``n_days`` calendar days, or hours) of the periods read as looks.
 
-    ``"day"``: every day. An integer ``N``: ``N`` looks spread evenly over the days, the
-    last on the last day (look ``k`` at day ``ceil(k * n_days / N)``); ``N`` above the
-    number of days reads every day.
+    ``"day"`` (or ``"hour"``, on a series of hours): every period. An integer ``N``: ``N``
+    looks spread evenly over the days, the last on the last day (look ``k`` at day
+    ``ceil(k * n_days / N)``); ``N`` above the number of days reads every day.
     """
-    if looks == "day":
+    if looks in ("day", "hour"):
         return np.arange(n_days)
     if isinstance(looks, bool) or not isinstance(looks, int | np.integer) or looks < 1:
         raise InvalidParameterError(
-            f"looks must be 'day' or a positive whole number of looks; got {looks!r}"
+            f"looks must be 'day', 'hour' or a positive whole number of looks; got {looks!r}"
         )
     k = np.arange(1, min(int(looks), n_days) + 1)
     return np.unique(np.ceil(k * n_days / min(int(looks), n_days)).astype(int) - 1)
 
 
 def parse_looks(text: str) -> Any:
-    """``--looks`` as typed: ``day`` or a whole number."""
-    if text == "day":
-        return "day"
+    """``--looks`` as typed: ``day``, ``hour`` or a whole number."""
+    if text in ("day", "hour"):
+        return text
     try:
         return int(text)
     except ValueError:
         raise InvalidParameterError(
-            f"--looks must be 'day' or a positive whole number; got {text!r}"
+            f"--looks must be 'day', 'hour' or a positive whole number; got {text!r}"
         ) from None
 
 

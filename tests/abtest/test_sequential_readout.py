@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from scipy.special import gammaln
@@ -88,7 +89,8 @@ def test_look_indices():
     assert list(look_indices(15, 4)) == [3, 7, 11, 14]
     assert list(look_indices(3, 10)) == [0, 1, 2]
     assert list(look_indices(14, 1)) == [13]
-    for bad in (0, -1, 2.5, "hour", True):
+    assert list(look_indices(30, "hour")) == list(range(30))
+    for bad in (0, -1, 2.5, "week", True):
         with pytest.raises(InvalidParameterError):
             look_indices(14, bad)
 
@@ -226,3 +228,39 @@ def test_srm_against_a_30_70_design(uneven):
     with pytest.raises(InvalidParameterError, match="sum to 1"):
         sequential_readout(uneven, "control", "treatment", "ctr",
                            expected_split={"control": 0.3, "treatment": 0.6})
+
+
+def test_hourly_looks_at_midnight_are_the_daily_looks(logs):
+    daily = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP)
+    hourly = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP,
+                                looks="hour", rho2=daily.attrs["rho2"]["ctr"])
+    ends = pd.to_datetime(hourly["look_end"])
+    # one look per hour from the first exposure's hour to the last's, in order
+    assert (ends.diff().dropna() == pd.Timedelta(hours=1)).all()
+    assert len(hourly) > 24 * (len(daily) - 1)
+    # the look ending at midnight after day d reads what the daily look of d reads
+    midnight = hourly[ends.dt.hour == 0].copy()
+    midnight["day"] = (pd.to_datetime(midnight["look_end"]) - pd.Timedelta(days=1)).dt.date
+    both = daily.merge(midnight, left_on="look_end", right_on="day", suffixes=("", "_h"))
+    # every day but the last (its one exposure is at 00:00, so its last hour ends at 01:00):
+    # that one is the last hourly look
+    assert len(both) == len(daily) - 1
+    last = hourly.iloc[-1]
+    assert last["look_end"] == pd.Timestamp(daily["look_end"].iloc[-1]) + pd.Timedelta(hours=1)
+    assert last["units_control"] == daily["units_control"].iloc[-1]
+    assert last["estimate"] == pytest.approx(daily["estimate"].iloc[-1], rel=1e-9)
+    for col in ("units_control", "units_treatment"):
+        assert (both[col] == both[f"{col}_h"]).all()
+    for col in ("estimate", "fixed_p_value", "fixed_ci_low", "srm_p_value"):
+        np.testing.assert_allclose(both[f"{col}_h"], both[col], rtol=1e-9)
+    # more looks: the running intersection is over more intervals, never wider
+    assert (both["ci_low_h"] >= both["ci_low"] - 1e-15).all()
+    assert (both["ci_high_h"] <= both["ci_high"] + 1e-15).all()
+    with pytest.raises(InvalidParameterError, match="daily looks"):
+        onlineeval.aa_test(logs, "ctr", splits=5, looks="hour", experiment=EXP)
+
+
+def test_hourly_looks_come_from_one_pass_too():
+    daily, _ = statements_for(None, "day")
+    hourly, n = statements_for(None, "hour")
+    assert hourly == daily and n > 300
