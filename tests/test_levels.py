@@ -172,6 +172,9 @@ CALLS: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "onlineeval.readout.compute.readout": lambda: ((UNUSED,), {}),
     "onlineeval.abtest.sequential.sequential_readout": lambda: ((UNUSED, "c", "t"), {}),
     "onlineeval.abtest.aa.aa_test": lambda: ((UNUSED,), {}),
+    "onlineeval.interleaving.sequential.sequential_interleaving": lambda: ((UNUSED,), {}),
+    "onlineeval.interleaving.sequential.preference_sequence":
+        lambda: (([0, 1], [0, 0], [[1, 0, 0], [0, 1, 0]], 1), {}),
     "onlineeval.interleaving.significance.bootstrap_ci":
         lambda: (([1], [0], [0], [0]), {}),
     "onlineeval.interleaving.significance.user_test": lambda: (([1, 2], [0, 1], [0, 0]), {}),

@@ -35,12 +35,11 @@ from onlineeval import queries
 from onlineeval.abtest.metrics import ABMetric
 from onlineeval.abtest.over_time import over_time_units
 from onlineeval.abtest.readout import plain_test
-from onlineeval.abtest.sequential import look_indices
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
 from onlineeval.stats.moments import Moments
 from onlineeval.stats.results import TwoArmStats
-from onlineeval.stats.sequential import confidence_sequence, optimal_rho2
+from onlineeval.stats.sequential import confidence_sequence, look_indices, optimal_rho2
 
 #: confidence level of the false-positive rates' Clopper–Pearson intervals
 RATE_LEVEL = 0.95
@@ -163,6 +162,11 @@ def aa_test(
     alpha = check_level(alpha)
     if isinstance(splits, bool) or not isinstance(splits, int | np.integer) or splits < 1:
         raise InvalidParameterError(f"splits must be a positive whole number; got {splits!r}")
+    if looks == "hour":
+        raise InvalidParameterError(
+            "the A/A harness reads daily looks (looks='day' or a number of looks); hourly "
+            "looks are for the sequential readout"
+        )
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")

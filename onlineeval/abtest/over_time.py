@@ -114,11 +114,12 @@ class OverTimeUnits:
 
 def over_time_units(
     logs: Any, metric: str, *, experiment: str | None, unit: str, start: Any, end: Any,
-    cumulative: bool, arms: tuple[str, str] | None = None,
+    cumulative: bool, arms: tuple[str, str] | None = None, hourly: bool = False,
 ) -> OverTimeUnits:
     """One metric's per-unit ``(unit, variant, key, x, y)`` rows by day as a DuckDB view:
     the one definition of the sums by day that the effect over time, the sequential readout
-    and the A/A harness read (``arms``: the two variants that must exist, if checked)."""
+    and the A/A harness read (``arms``: the two variants that must exist, if checked;
+    ``hourly``: cumulative by hour instead, ``key`` the hour's start)."""
     logs = as_logs(logs)
     chosen = usable(logs, metric)
     if not logs.has("searches", "ts"):
@@ -127,7 +128,8 @@ def over_time_units(
             "searches.ts column"
         )
     window = analysis_window(start, end)
-    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True,
+                                         hourly=hourly)
     if arms is not None:
         check_arms(known, *arms)
     con = logs.con
@@ -136,7 +138,7 @@ def over_time_units(
     per_unit = chosen.kind == "mean"
     text = q.render(unit_rows=[rows], num=[chosen.num],
                     den=[chosen.num if per_unit else chosen.den],
-                    cumulative=cumulative, per_unit=per_unit)
+                    cumulative=cumulative, per_unit=per_unit, hourly=hourly)
     view = queries.create(con, "ab_over_time_units", text)
     empty = ("the experiment has no exposures"
              f"{'' if start is None and end is None else ' in the window'}")

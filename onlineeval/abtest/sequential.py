@@ -12,6 +12,7 @@ applied to them (formula and references in that module).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,59 +20,63 @@ import pandas as pd
 
 from onlineeval.abtest.over_time import arm_stats, over_time_units
 from onlineeval.errors import InvalidParameterError
+from onlineeval.interleaving.outcomes import _has as has_column
+from onlineeval.interleaving.sequential import METRIC, sequential_interleaving
 from onlineeval.levels import check_level
 from onlineeval.logs.coerce import as_logs
-from onlineeval.stats.sequential import confidence_sequence, optimal_rho2, sequential_srm
+from onlineeval.stats.sequential import (
+    LOOK_COLUMNS,
+    confidence_sequence,
+    look_indices,
+    optimal_rho2,
+    sequential_srm,
+)
 from onlineeval.stats.srm import normalise_split, srm_test
 
 #: columns of :func:`sequential_readout`
-COLUMNS = ("metric", "look", "look_end", "units_control", "units_treatment", "estimate",
-           "ci_low", "ci_high", "p_value", "stop", "fixed_ci_low", "fixed_ci_high",
-           "fixed_p_value", "srm_p_value", "srm_sequential_p_value")
+COLUMNS = LOOK_COLUMNS
+
+#: the ``design`` choices (as the readout's)
+DESIGNS = ("auto", "ab", "interleaving")
 
 
-def look_indices(n_days: int, looks: Any) -> np.ndarray:
-    """Indices (into the ``n_days`` calendar days) of the days read as looks.
-
-    ``"day"``: every day. An integer ``N``: ``N`` looks spread evenly over the days, the
-    last on the last day (look ``k`` at day ``ceil(k * n_days / N)``); ``N`` above the
-    number of days reads every day.
-    """
-    if looks == "day":
-        return np.arange(n_days)
-    if isinstance(looks, bool) or not isinstance(looks, int | np.integer) or looks < 1:
-        raise InvalidParameterError(
-            f"looks must be 'day' or a positive whole number of looks; got {looks!r}"
-        )
-    k = np.arange(1, min(int(looks), n_days) + 1)
-    return np.unique(np.ceil(k * n_days / min(int(looks), n_days)).astype(int) - 1)
-
-
-def parse_looks(text: str) -> Any:
-    """``--looks`` as typed: ``day`` or a whole number."""
-    if text == "day":
-        return "day"
-    try:
-        return int(text)
-    except ValueError:
-        raise InvalidParameterError(
-            f"--looks must be 'day' or a positive whole number; got {text!r}"
-        ) from None
+def is_interleaving(logs: Any, design: str = "auto") -> bool:
+    """Whether ``sequential_readout`` reads ``logs`` as an interleaving log."""
+    if design not in DESIGNS:
+        raise InvalidParameterError(f"design must be one of {', '.join(DESIGNS)}; got {design!r}")
+    if design == "auto":
+        return has_column(logs, "results", "team")
+    return design == "interleaving"
 
 
 def sequential_readout(
-    logs: Any, control: str, treatment: str, metrics: Any = "ctr", *, looks: Any = "day",
-    alpha: float = 0.05, rho2: float | None = None, experiment: str | None = None,
-    unit: str = "user_id", start: Any = None, end: Any = None, srm_alpha: float = 0.001,
+    logs: Any, control: str | None = None, treatment: str | None = None,
+    metrics: Any = None, *, looks: Any = "day", alpha: float = 0.05,
+    rho2: float | None = None, experiment: str | None = None, unit: str = "user_id",
+    start: Any = None, end: Any = None, srm_alpha: float = 0.001,
+    expected_split: Mapping[str, float] | None = None, design: str = "auto",
     attribution_window: Any = None, event_type: str | None = None,
 ) -> pd.DataFrame:
     """Treatment − control at every look, with always-valid intervals and p-values.
 
     Parameters
     ----------
-    looks : "day" or int
-        Read the experiment at the end of every calendar day, or at ``N`` looks spread
-        evenly over its days (:func:`look_indices`).
+    control, treatment : str
+        The variants compared (default ``control`` and ``treatment``); on an interleaving
+        log the teams (``results.team``; default told by their names).
+    metrics : str or list of str
+        A/B metrics (default ``ctr``). An interleaving log has one: the per-user preference
+        (:func:`onlineeval.interleaving.sequential.sequential_interleaving`), so leave it
+        out or pass ``"preference"``.
+    design : "auto", "ab" or "interleaving"
+        ``auto``: interleaving when the log's results carry ``team``, as the readout.
+    expected_split : mapping, optional
+        The designed share of each arm (e.g. ``{"control": 0.3, "treatment": 0.7}``) for
+        both SRM columns; default equal.
+    looks : "day", "hour" or int
+        Read the experiment at the end of every calendar day, of every hour from the first
+        exposure's hour to the last's (A/B logs), or at ``N`` looks spread evenly over its
+        days (:func:`look_indices`).
     rho2 : float, optional
         The tuning of the confidence sequence (``rho^2`` of
         :mod:`onlineeval.stats.sequential`: the sample size where it is narrowest). Default
@@ -85,14 +90,15 @@ def sequential_readout(
         metrics count (docs/conversions.md).
 
     Returns one row per look and metric: ``metric``, ``look`` (1, 2, ...), ``look_end``
-    (the day, a ``datetime.date``: the look reads every exposure up to its end),
+    (the day, a ``datetime.date``: the look reads every exposure up to its end; with hourly
+    looks the end of the hour, a ``pandas.Timestamp``: exposures before it),
     ``units_control``/``units_treatment``, ``estimate`` (treatment − control), the
     always-valid ``ci_low``/``ci_high`` (running intersection) and ``p_value`` (running
     minimum), ``stop`` (true from the first look with ``p_value < alpha`` on), the
     fixed-horizon ``fixed_ci_low``/``fixed_ci_high``/``fixed_p_value`` of that look alone
     (for contrast: read at every look they overclaim), the sample ratio check at the look:
     ``srm_p_value`` (Pearson χ², fixed-horizon) and ``srm_sequential_p_value`` (Dirichlet-
-    multinomial, always valid; equal split expected). ``attrs``: alpha, rho2 per metric,
+    multinomial, always valid; against ``expected_split``). ``attrs``: alpha, rho2 per metric,
     srm_alpha, control, treatment, experiment, unit, excluded.
 
     Each metric's sequence is valid over all its looks, not over several metrics at once: no
@@ -101,14 +107,29 @@ def sequential_readout(
     """
     alpha = check_level(alpha)
     srm_alpha = check_level(srm_alpha, "srm_alpha")
+    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
+    if is_interleaving(logs, design):
+        if metrics not in (None, METRIC, [METRIC], (METRIC,)) or expected_split is not None:
+            raise InvalidParameterError(
+                f"an interleaving log has one sequential metric, the per-user preference "
+                f"({METRIC!r}), and no designed split; drop metrics and expected_split"
+            )
+        return sequential_interleaving(logs, control, treatment, looks=looks, alpha=alpha,
+                                       rho2=rho2, experiment=experiment, start=start,
+                                       end=end)
+    control = "control" if control is None else control
+    treatment = "treatment" if treatment is None else treatment
+    metrics = "ctr" if metrics is None else metrics
+    shares = normalise_split([control, treatment], expected_split)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
+    hourly = looks == "hour"
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")
     frames, tuned, excluded = [], {}, {}
-    logs = as_logs(logs, attribution_window=attribution_window, event_type=event_type)
     for name in names:
         prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
-                               end=end, cumulative=True, arms=(control, treatment))
+                               end=end, cumulative=True, arms=(control, treatment),
+                               hourly=hourly)
         days, c, t, stats = arm_stats(prep, control, treatment, alpha)
         idx = look_indices(len(days), looks)
         nc = c["n"].to_numpy(dtype=float)[idx]
@@ -118,14 +139,14 @@ def sequential_readout(
         seq = confidence_sequence(np.asarray(stats.abs_diff)[idx],
                                   np.asarray(stats.abs_se)[idx], n, alpha=alpha, rho2=r2)
         counts = np.stack([nc, nt], axis=1)
-        shares = normalise_split([control, treatment], None)
         fixed_srm = [srm_test({control: int(a), treatment: int(b)}, shares, srm_alpha).p_value
                      if a + b > 0 else np.nan for a, b in counts]
         seq_srm = sequential_srm(counts, np.array([shares[control], shares[treatment]]),
                                  alpha=srm_alpha)
         frames.append(pd.DataFrame({
             "metric": prep.metric.name, "look": np.arange(1, len(idx) + 1),
-            "look_end": [pd.Timestamp(days[i]).date() for i in idx],
+            "look_end": [pd.Timestamp(days[i]) + pd.Timedelta(hours=1) if hourly
+                         else pd.Timestamp(days[i]).date() for i in idx],
             "units_control": nc.astype(int), "units_treatment": nt.astype(int),
             "estimate": seq.estimate, "ci_low": seq.ci_low, "ci_high": seq.ci_high,
             "p_value": seq.p_value, "stop": seq.stop.astype(bool),
@@ -140,6 +161,7 @@ def sequential_readout(
     frame.attrs.update({
         "alpha": alpha, "rho2": tuned, "srm_alpha": srm_alpha, "control": control,
         "treatment": treatment, "experiment": prep.params["experiment"], "unit": unit,
-        "looks": looks, "test": seq.test, "excluded": excluded,
+        "looks": looks, "test": seq.test, "excluded": excluded, "design": "ab",
+        "expected_split": shares,
     })
     return frame

@@ -202,6 +202,7 @@ def unit_rows(
 def unit_sums_query(
     logs: Any, unit: str = "user_id", experiment: str | None = None, *,
     window: Window | None = None, key: str | None = None, daily: bool = False,
+    hourly: bool = False,
 ) -> tuple[str, dict[str, Any], list[str]]:
     """``sql/ab/unit_sums`` rendered for ``logs`` with its bind parameters, and the variant
     names of the log (of the experiment when there is one), after checking the arguments.
@@ -215,7 +216,7 @@ def unit_sums_query(
     For callers that aggregate the per-unit rows further in DuckDB (as a subquery) instead of
     fetching them. ``key`` (a column of the facts view, checked by the caller) and ``daily``
     split each unit's exposure rows further, by that column's value and by day (the query's
-    header: ``key``, ``daily``).
+    header: ``key``, ``daily``; with ``hourly`` as well, by hour).
     """
     from onlineeval.online import search_facts
     from onlineeval.online.facts import STATISTICS
@@ -258,7 +259,8 @@ def unit_sums_query(
     params = q.bind(by_exposure=window is not None, cuped=w.cuped, experiment=experiment,
                     win_start=w.start, win_end=w.end, pre_start=w.pre_start)
     sql = q.render(facts=[facts], unit=[unit], stats=list(STATISTICS),
-                   key=[] if key is None else [key], keyed=key is not None, daily=daily)
+                   key=[] if key is None else [key], keyed=key is not None, daily=daily,
+                   hourly=hourly)
     return sql, params, known
 
 

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from onlineeval.abtest.aa import aa_test
-    from onlineeval.abtest.sequential import parse_looks
+    from onlineeval.stats.sequential import parse_looks
 
     looks = parse_looks(args.looks)
     logs = load(args, always_report=False)

@@ -67,27 +67,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instead, one row per look and metric (primary and guardrails) "
                         "with always-valid intervals and p-values and the first look the "
                         "sequential test would stop at (onlineeval.sequential_readout; A/B "
-                        "logs; --control defaults to control, --treatment to treatment)")
-    parser.add_argument("--looks", default="day", metavar="day|N",
-                        help="with --sequential: read every calendar day (default) or N looks "
-                        "spread evenly")
+                        "logs: --control defaults to control, --treatment to treatment; an "
+                        "interleaving log: the per-user preference of the treatment team)")
+    parser.add_argument("--looks", default="day", metavar="day|hour|N",
+                        help="with --sequential: read every calendar day (default), every "
+                        "hour (A/B logs) or N looks spread evenly over the days")
     add_format_argument(parser)
 
 
 def _sequential(args: argparse.Namespace) -> int:
-    from onlineeval.abtest.sequential import parse_looks, sequential_readout
+    from onlineeval.abtest.sequential import is_interleaving, sequential_readout
     from onlineeval.cli._output import emit
     from onlineeval.errors import InvalidParameterError
+    from onlineeval.stats.sequential import parse_looks
 
     if len(args.logs) != 1 or args.output or args.json:
-        raise InvalidParameterError("--sequential reads one A/B log and writes to stdout: "
+        raise InvalidParameterError("--sequential reads one log and writes to stdout: "
                                     "drop the second LOGS, -o and --json")
     looks = parse_looks(args.looks)
+    logs = load(args, always_report=False, path=args.logs[0])
     metrics = [m.strip() for m in f"{args.primary},{args.guardrails}".split(",") if m.strip()]
+    control, treatment = args.control, args.treatment
+    if is_interleaving(logs, args.design):
+        # one metric, the per-user preference: the A/B default --primary ctr does not apply
+        metrics = None if metrics == ["ctr"] else metrics
+        control = args.control_team or control
+        treatment = args.treatment_team or treatment
     frame = sequential_readout(
-        load(args, always_report=False, path=args.logs[0]), args.control or "control", args.treatment or "treatment",
-        metrics, looks=looks, alpha=args.alpha, experiment=args.experiment,
-        start=args.start, end=args.end)
+        logs, control, treatment, metrics, looks=looks, alpha=args.alpha,
+        experiment=args.experiment, start=args.start, end=args.end, design=args.design)
     emit(frame, args.format, float_format="{:.4g}")
     return 0
 
@@ -125,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         if json_tmp is not None:
             fill(json_tmp, json.dumps(ro.to_dict(), indent=2, allow_nan=False) + "\n")
         if html_tmp is not None and html is not None:
-            fill(html_tmp, html.render(ro))
+            fill(html_tmp, html.render(ro, logs))
     if args.format == "json":
         json.dump(ro.to_dict(), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")

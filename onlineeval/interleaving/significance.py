@@ -155,6 +155,7 @@ class UserTest(ComparisonResult):
     own fields below."""
 
     df: float  #: degrees of freedom of the t reference (nan for the sign test)
+    se: float  #: standard error of the mean Δ_u (sd over users / sqrt(n); nan without a t test)
     top_user: int  #: row index of the user with the most decided pages (-1: none)
     top_user_share: float  #: that user's share of the decided pages
     effective_users: float  #: (sum of decided pages)^2 / sum of squares: Kish's count
@@ -171,10 +172,10 @@ def user_test(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray,
     nan = math.nan
 
     def result(estimate: float, p: float, low: float, high: float, df: float, test: str,
-               top: int, share: float, effective: float) -> UserTest:
+               top: int, share: float, effective: float, se: float = nan) -> UserTest:
         return UserTest(estimate=estimate, ci_low=low, ci_high=high, ci_level=1.0 - alpha,
                         p_value=p, test=test, n=n, units_control=len(wa),
-                        units_treatment=len(wa), unit="user", df=df, top_user=top,
+                        units_treatment=len(wa), unit="user", df=df, se=se, top_user=top,
                         top_user_share=share, effective_users=effective)
 
     if n == 0:
@@ -200,7 +201,8 @@ def user_test(wins_a: np.ndarray, wins_b: np.ndarray, ties: np.ndarray,
     df = float(n - 1)
     p = float(2.0 * stats.t.sf(abs(mean) / se, df))
     q = float(stats.t.isf(alpha / 2.0, df))
-    return result(mean, p, mean - q * se, mean + q * se, df, USER_T, top, share, effective)
+    return result(mean, p, mean - q * se, mean + q * se, df, USER_T, top, share, effective,
+                  se)
 
 
 #: the name of the headline test in the readout's ``test`` field

@@ -48,6 +48,7 @@ from onlineeval.readout.decide import NON_INFERIOR
 from onlineeval.report.plots import PlotError, position_ctr_curves
 from onlineeval.report.readout_plots import (
     PAGE_WIDTH_PX,
+    confidence_sequence,
     cumulative_effect,
     forest_lifts,
     segment_effects,
@@ -75,6 +76,7 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("forest", "Lifts (forest plot)"),
     ("power", "Power and minimum detectable effect"),
     ("over-time", "Effect over time"),
+    ("sequential", "Always-valid monitoring (sequential test)"),
     ("segments", "Segments"),
     ("quantiles", "Quantile metrics"),
     ("position-ctr", "Position CTR per arm"),
@@ -515,6 +517,35 @@ def _over_time(ro: Any) -> str:
                     f"for the many looks — read the trend, not a single day's significance."))
 
 
+def _sequential(ro: Any, frame: pd.DataFrame | None) -> str:
+    if frame is None or frame.empty:
+        return _note("No sequential readout on this page (it is drawn from the logs, with "
+                     "timestamps: onlineeval readout LOGS -o PAGE.html, or "
+                     "onlineeval.report.readout_page.render(readout, logs)).")
+    lines = []
+    for metric, part in frame.groupby("metric", sort=False):
+        part = part.sort_values("look")
+        last = _date(part["look_end"].iloc[-1])
+        stops = part[part["stop"].astype(bool)]
+        fixed = part[(part["fixed_ci_low"] > 0) | (part["fixed_ci_high"] < 0)]
+        seq = (f"would have stopped on {_date(stops['look_end'].iloc[0])} (look "
+               f"{int(stops['look'].iloc[0])} of {len(part)})" if len(stops) else
+               f"does not stop by the last look ({last}, {len(part)} looks)")
+        fix = (f"the fixed-horizon interval first excludes 0 on "
+               f"{_date(fixed['look_end'].iloc[0])}" if len(fixed) else
+               "the fixed-horizon interval never excludes 0")
+        lines.append(f"{metric}: the sequential test {seq}; {fix}.")
+    alpha = frame.attrs.get("alpha", ro.alpha)
+    return (_img(confidence_sequence, frame, alt=f"confidence sequence of {name_of(ro)}")
+            + _note(" ".join(lines))
+            + _note(f"Shaded: the always-valid {SPELL['level'](1 - alpha)} interval "
+                    "(normal-mixture confidence sequence, running intersection), which may be "
+                    "read at every look and acted on at the first that excludes 0; dashed: "
+                    "the fixed-horizon interval of each look alone, valid only at one "
+                    "planned look. Each metric's sequence is valid over its looks, not across "
+                    "metrics; an interleaving panel tests the mean per-user preference."))
+
+
 def _segments(ro: Any) -> str:
     slot = ro.segments
     effects = slot.get("effects") if isinstance(slot, Mapping) else None
@@ -708,9 +739,11 @@ def _counterfactual(ro: Any) -> str:
                     f"{num(cf.unsupported_share, 'fraction', k + '/unsupported_share')}."))
 
 
-def readout_section(readout: Any, level: int = 2) -> str:
+def readout_section(readout: Any, level: int = 2,
+                    sequential: pd.DataFrame | None = None) -> str:
     """One experiment's readout as an HTML ``<section>`` (heading level ``level``, its
-    parts one level below), for a page that includes :data:`CSS`."""
+    parts one level below), for a page that includes :data:`CSS`. ``sequential`` (rows of
+    :func:`onlineeval.sequential_readout`) draws the confidence sequence over the looks."""
     ro = readout
     name = name_of(ro)
     h, sub = f"h{level}", f"h{level + 1}"
@@ -724,6 +757,7 @@ def readout_section(readout: Any, level: int = 2) -> str:
         "summary": lambda: _summary(ro), "metrics": lambda: _metrics_table(ro),
         "forest": lambda: _forest(ro), "power": lambda: _power(ro),
         "over-time": lambda: _over_time(ro), "segments": lambda: _segments(ro),
+        "sequential": lambda: _sequential(ro, sequential),
         "quantiles": lambda: _quantiles(ro),
         "position-ctr": lambda: _position_ctr(ro),
         "interleaving": lambda: _interleaving(ro), "offline": lambda: _offline(ro),
@@ -755,14 +789,21 @@ def toc(readouts: Sequence[Any], before: Sequence[tuple[str, str]] = (),
     return f'<nav id="contents"><h2>{html.escape(heading)}</h2><ul>{"".join(items)}</ul></nav>'
 
 
-def readout_html(readout: Any | Sequence[Any], title: str | None = None) -> str:
-    """One or several experiment readouts as one self-contained HTML page."""
+def readout_html(readout: Any | Sequence[Any], title: str | None = None,
+                 sequential: Mapping[str, pd.DataFrame] | pd.DataFrame | None = None,
+                 ) -> str:
+    """One or several experiment readouts as one self-contained HTML page.
+
+    ``sequential``: rows of :func:`onlineeval.sequential_readout` for the one readout, or a
+    mapping experiment name -> such a frame."""
     from onlineeval import __version__
 
     many = list(readout) if isinstance(readout, list | tuple) else [readout]
     names = [name_of(ro) for ro in many]
     if len(set(names)) != len(names):
         raise ValueError("readout_html: two readouts of one experiment name")
+    sequences = sequential if isinstance(sequential, Mapping) else (
+        {names[0]: sequential} if sequential is not None else {})
     if title is None:
         title = "Experiment readout: " + ", ".join(names)
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -770,11 +811,53 @@ def readout_html(readout: Any | Sequence[Any], title: str | None = None) -> str:
            f"<title>{html.escape(title)}</title>", f"<style>{CSS}</style></head><body><main>",
            f"<h1>{html.escape(title)}</h1>",
            f'<p class="note">onlineeval {html.escape(__version__)}</p>', toc(many)]
-    out.extend(readout_section(ro) for ro in many)
+    out.extend(readout_section(ro, sequential=sequences.get(name_of(ro))) for ro in many)
     out.append("</main></body></html>")
     return "\n".join(out)
 
 
-def render(ro: Any) -> str:
-    """The HTML page of the readout ``ro`` (``onlineeval readout -o``)."""
-    return readout_html(ro)
+def sequential_of(logs: Any, ro: Any) -> pd.DataFrame | None:
+    """The sequential readout (:func:`onlineeval.sequential_readout`) of ``ro``'s primary
+    metrics for its first treatment on the A/B log among ``logs``, and of the per-user
+    preference on its interleaving log, at daily looks; None when neither can be read (no
+    timestamps, no such log)."""
+    from onlineeval.abtest.sequential import sequential_readout
+    from onlineeval.errors import OnlineEvalError
+    from onlineeval.logs.coerce import as_logs
+    from onlineeval.readout.compute import AB, INTERLEAVING, detect_design
+
+    given = [as_logs(x) for x in (logs if isinstance(logs, list | tuple) else [logs])]
+    window = {"start": ro.window.start, "end": ro.window.end} if ro.window else {}
+    frames = []
+    with warnings.catch_warnings():
+        # the readout already said what it had to about the log
+        warnings.simplefilter("ignore")
+        for lg in given:
+            try:
+                if detect_design(lg) == AB and "ab" in ro.designs and ro.treatments:
+                    primary = [m.metric for m in ro.metrics if m.role == "primary"
+                               and m.treatment == ro.treatments[0]]
+                    if primary:
+                        frames.append(sequential_readout(
+                            lg, ro.control, ro.treatments[0], primary, design="ab",
+                            alpha=ro.alpha, experiment=ro.experiment, unit=ro.unit, **window))
+                elif detect_design(lg) == INTERLEAVING and ro.interleaving is not None:
+                    il = ro.interleaving
+                    frames.append(sequential_readout(
+                        lg, il.control_team, il.treatment_team, design="interleaving",
+                        alpha=ro.alpha, experiment=il.experiment, **window))
+            except OnlineEvalError:
+                continue
+    if not frames:
+        return None
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["alpha"] = ro.alpha
+    return out
+
+
+def render(ro: Any, logs: Any = None) -> str:
+    """The HTML page of the readout ``ro`` (``onlineeval readout -o``); ``logs`` (as given
+    to :func:`onlineeval.readout`) add the sequential readout, which the readout record
+    does not carry."""
+    sequences = sequential_of(logs, ro) if logs is not None else None
+    return readout_html(ro, sequential=sequences)

@@ -181,3 +181,46 @@ def segment_effects(rows: pd.DataFrame) -> str:
     if not panels:
         axes[0].text(0.5, 0.5, "no data", ha="center", va="center")
     return to_png_base64(fig)
+
+
+@_literal_text
+def confidence_sequence(frame: pd.DataFrame) -> str:
+    """One panel per metric of a sequential readout (:func:`onlineeval.sequential_readout`
+    rows): the always-valid interval at each look (shaded, with the estimate), the
+    fixed-horizon interval of that look alone (dashed), zero, and the first look at which
+    the sequential test stops (a vertical line, when it does)."""
+    metrics = list(dict.fromkeys(frame["metric"]))
+    fig = Figure(figsize=(FIGURE_WIDTH_IN, 3.2))
+    axes = fig.subplots(1, max(1, len(metrics)), squeeze=False)[0]
+    for ax, metric in zip(axes, metrics, strict=False):
+        part = frame[frame["metric"] == metric].sort_values("look")
+        x = pd.to_datetime(part["look_end"]).to_numpy()
+        # an unbounded sequence (no usable look yet) is left out of the band, not drawn
+        low = part["ci_low"].to_numpy(dtype=float)
+        high = part["ci_high"].to_numpy(dtype=float)
+        ok = np.isfinite(low) & np.isfinite(high)
+        ax.fill_between(x[ok], low[ok], high[ok], color="#1f5fa8", alpha=0.22, lw=0,
+                        label="always-valid interval")
+        ax.plot(x, part["estimate"], color="#1f5fa8", marker="o", ms=3, lw=1.4,
+                label="estimate")
+        for col in ("fixed_ci_low", "fixed_ci_high"):
+            ax.plot(x, part[col], color="#b36b00", ls="--", lw=1.1,
+                    label="fixed-horizon interval" if col == "fixed_ci_low" else None)
+        ax.axhline(0, color="#999", lw=0.8)
+        stops = part[part["stop"].astype(bool)]
+        if len(stops):
+            first = pd.Timestamp(stops["look_end"].iloc[0])
+            ax.axvline(first, color="#2a7d2a", lw=1.2, label="sequential stop")
+        locator = AutoDateLocator(maxticks=6)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        ax.set_title(wrap_label(str(metric)), fontsize=LABEL_PT)
+        # the interleaving row (metric "preference") is a preference, not a difference of arms
+        ax.set_ylabel("mean per-user preference for the treatment" if metric == "preference"
+                      else "Δ (treatment − control)", fontsize=LABEL_PT)
+        ax.tick_params(labelsize=TICK_PT)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=TICK_PT - 1, loc="best")
+    if not metrics:
+        axes[0].text(0.5, 0.5, "no data", ha="center", va="center")
+    return to_png_base64(fig)

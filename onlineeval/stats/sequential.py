@@ -60,6 +60,7 @@ always-valid p-value: a mismatch may be flagged at any look without inflating th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln
@@ -71,6 +72,41 @@ from onlineeval.stats.results import ComparisonResult
 #: default Dirichlet concentration of the sequential sample ratio check (Lindon & Malek 2022
 #: use ``a = 100 * p0``): larger values look for smaller mismatches and react more slowly
 SRM_CONCENTRATION = 100.0
+
+
+#: columns of a sequential readout (A/B and interleaving): one row per look and metric
+LOOK_COLUMNS = ("metric", "look", "look_end", "units_control", "units_treatment", "estimate",
+                "ci_low", "ci_high", "p_value", "stop", "fixed_ci_low", "fixed_ci_high",
+                "fixed_p_value", "srm_p_value", "srm_sequential_p_value")
+
+
+def look_indices(n_days: int, looks: Any) -> np.ndarray:
+    """Indices (into the ``n_days`` calendar days, or hours) of the periods read as looks.
+
+    ``"day"`` (or ``"hour"``, on a series of hours): every period. An integer ``N``: ``N``
+    looks spread evenly over the days, the last on the last day (look ``k`` at day
+    ``ceil(k * n_days / N)``); ``N`` above the number of days reads every day.
+    """
+    if looks in ("day", "hour"):
+        return np.arange(n_days)
+    if isinstance(looks, bool) or not isinstance(looks, int | np.integer) or looks < 1:
+        raise InvalidParameterError(
+            f"looks must be 'day', 'hour' or a positive whole number of looks; got {looks!r}"
+        )
+    k = np.arange(1, min(int(looks), n_days) + 1)
+    return np.unique(np.ceil(k * n_days / min(int(looks), n_days)).astype(int) - 1)
+
+
+def parse_looks(text: str) -> Any:
+    """``--looks`` as typed: ``day``, ``hour`` or a whole number."""
+    if text in ("day", "hour"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidParameterError(
+            f"--looks must be 'day', 'hour' or a positive whole number; got {text!r}"
+        ) from None
 
 
 def optimal_rho2(n_opt: float, alpha: float = 0.05) -> float:

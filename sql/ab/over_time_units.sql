@@ -10,7 +10,7 @@
 --   function; the readout's effect over time runs on DuckDB only for now)
 -- params: none
 -- identifiers: unit_rows, num, den
--- switches: cumulative, per_unit
+-- switches: cumulative, per_unit, hourly
 -- unit_rows: a view of ab/exposure_rows over ab/unit_sums by exposure with $daily (the
 --   outcome rows of the analysed units: columns unit, variant, day, exposure_day and the
 --   per-unit sums).
@@ -22,6 +22,8 @@
 --   the readout's per-unit sums. Off, one row per day since first exposure k (exposure_day
 --   of ab/unit_sums): the units with exposures on their day k, with the sums of those
 --   exposures only.
+-- hourly: (cumulative, over unit_rows made with $hourly) one row per hour instead of per day;
+--   key is then the hour's start, a TIMESTAMP.
 -- outputs: unit, variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
 --   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator).
 WITH
@@ -36,17 +38,19 @@ per_key AS (
 ){{#cumulative}},
 running AS (
     SELECT unit, variant, key AS since,
-        coalesce(lead(key) OVER w, (SELECT max(key) FROM per_key) + 1) AS until,
+        coalesce(lead(key) OVER w,
+                 (SELECT max(key) FROM per_key)
+                 + {{#hourly}}INTERVAL 1 HOUR{{/hourly}}{{^hourly}}1{{/hourly}}) AS until,
         sum(x) OVER w AS x,
         {{#per_unit}}y{{/per_unit}}{{^per_unit}}sum(y) OVER w{{/per_unit}} AS y
     FROM per_key
     WINDOW w AS (PARTITION BY unit ORDER BY key)
 ),
 days AS (
-    SELECT CAST(g.d AS DATE) AS key
+    SELECT CAST(g.d AS {{#hourly}}TIMESTAMP{{/hourly}}{{^hourly}}DATE{{/hourly}}) AS key
     FROM (SELECT min(key) AS lo, max(key) AS hi FROM per_key) AS b,
-        generate_series(CAST(b.lo AS TIMESTAMP), CAST(b.hi AS TIMESTAMP), INTERVAL 1 DAY)
-            AS g(d)
+        generate_series(CAST(b.lo AS TIMESTAMP), CAST(b.hi AS TIMESTAMP),
+                        INTERVAL 1 {{#hourly}}HOUR{{/hourly}}{{^hourly}}DAY{{/hourly}}) AS g(d)
 ),
 unit_days AS (
     SELECT r.unit, r.variant, d.key, r.x, r.y

@@ -10,7 +10,7 @@
 --   $experiment (of the whole log when $experiment is NULL), period 'exp', NULL units kept.
 -- params: by_exposure, cuped, experiment, win_start, win_end, pre_start
 -- identifiers: facts, unit, stats, key
--- switches: daily, keyed
+-- switches: daily, keyed, hourly
 -- requires: the facts view named by `facts` (onlineeval.online.search_facts) with the unit
 --   column, ts, experiment, variant and the fact columns named by stats.
 -- stats: the per-search statistics to sum: the facts online/search_facts tags "summed"
@@ -42,7 +42,8 @@
 --   with $keyed, key (the key column's value, 'exp' rows only); with $daily, day DATE (the
 --   search's ts cast to a date, in the log's time) and exposure_day INTEGER (whole 24-hour
 --   periods from the unit's first exposure to the search: 0 for its first 24 hours), both
---   on 'exp' rows only (NULL on the other rows, which are not split).
+--   on 'exp' rows only (NULL on the other rows, which are not split). With $hourly as well,
+--   day is the search's ts truncated to the hour (a TIMESTAMP: hourly looks).
 -- formula: metric = sum over units of num / sum over units of den, e.g.
 --   ctr = sum(has_click) / sum(searches); click_mrr = sum(rr) / sum(known_rr).
 WITH
@@ -100,7 +101,9 @@ SELECT
     CASE WHEN period = 'exp' THEN CAST(variant AS VARCHAR) END AS variant,
     {{#keyed}}CASE WHEN period = 'exp' THEN _oe_key END AS key,{{/keyed}}
     {{#daily}}
-    CASE WHEN period = 'exp' THEN CAST(ts AS DATE) END AS day,
+    CASE WHEN period = 'exp' THEN
+        {{#hourly}}date_trunc('hour', ts){{/hourly}}{{^hourly}}CAST(ts AS DATE){{/hourly}}
+    END AS day,
     CASE WHEN period = 'exp' THEN CAST(floor(
         CAST(date_diff('microsecond', _oe_first_exposure, ts) AS DOUBLE)
         / CAST(86400000000 AS DOUBLE)

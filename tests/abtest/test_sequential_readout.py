@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from scipy.special import gammaln
@@ -88,7 +89,8 @@ def test_look_indices():
     assert list(look_indices(15, 4)) == [3, 7, 11, 14]
     assert list(look_indices(3, 10)) == [0, 1, 2]
     assert list(look_indices(14, 1)) == [13]
-    for bad in (0, -1, 2.5, "hour", True):
+    assert list(look_indices(30, "hour")) == list(range(30))
+    for bad in (0, -1, 2.5, "week", True):
         with pytest.raises(InvalidParameterError):
             look_indices(14, bad)
 
@@ -174,3 +176,91 @@ def test_cli_readout_sequential_is_the_api(logs, capsys):
     assert list(got["stop"]) == list(want["stop"])
     assert main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential",
                  "--looks", "0"]) == 2
+
+
+@pytest.fixture(scope="module")
+def uneven():
+    """The sample experiment with 57% of its control users dropped (by a hash of the user
+    id): about 650 control and 1480 treatment users, a 30/70 design."""
+    import pandas as pd
+
+    searches = pd.read_parquet(SAMPLE / "searches.parquet")
+    searches = searches[searches["experiment"] == EXP]
+    keep = (searches["variant"] != "control") | (
+        pd.util.hash_pandas_object(searches["user_id"], index=False) % 100 >= 57)
+    searches = searches[keep]
+    ids = set(searches["search_id"])
+    tables = {name: pd.read_parquet(SAMPLE / f"{name}.parquet") for name in ("results",
+                                                                             "clicks")}
+    return onlineeval.load_logs(searches=searches, **{
+        k: v[v["search_id"].isin(ids)] for k, v in tables.items()})
+
+
+def dirichlet_log_bf(counts, p0, concentration=100.0):
+    """Lindon & Malek's Dirichlet-multinomial Bayes factor against the multinomial p0,
+    written from the marginal likelihoods: Beta-function ratio over prod p0^x."""
+    a = concentration * np.asarray(p0)
+    x = np.asarray(counts, dtype=float)
+    log_multi_beta = lambda v: gammaln(v).sum(axis=-1) - gammaln(v.sum(axis=-1))  # noqa: E731
+    return log_multi_beta(a + x) - log_multi_beta(a) - (x * np.log(p0)).sum(axis=-1)
+
+
+def test_srm_against_a_30_70_design(uneven):
+    split = {"control": 0.3, "treatment": 0.7}
+    seq = sequential_readout(uneven, "control", "treatment", "ctr", expected_split=split)
+    c = seq["units_control"].to_numpy(dtype=float)
+    t = seq["units_treatment"].to_numpy(dtype=float)
+    share = c[-1] / (c[-1] + t[-1])
+    assert 0.28 < share < 0.32 and seq.attrs["expected_split"] == split
+    for a, b, p in zip(c, t, seq["srm_p_value"], strict=True):
+        assert p == pytest.approx(stats.chisquare([a, b], [0.3 * (a + b), 0.7 * (a + b)]).pvalue,
+                                  rel=1e-12)
+    log_bf = dirichlet_log_bf(np.stack([c, t], axis=1), [0.3, 0.7])
+    want = np.minimum.accumulate(np.minimum(1, np.exp(-log_bf)))
+    np.testing.assert_allclose(seq["srm_sequential_p_value"], want, rtol=1e-9)
+    assert seq["srm_sequential_p_value"].iloc[-1] > 0.001
+    # read against the default equal split, the same counts are a mismatch by both tests
+    equal = sequential_readout(uneven, "control", "treatment", "ctr")
+    assert equal["srm_p_value"].iloc[-1] < 1e-50
+    assert equal["srm_sequential_p_value"].iloc[-1] < 1e-40
+    # the effect columns do not depend on the designed split
+    np.testing.assert_allclose(equal["p_value"], seq["p_value"], rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="sum to 1"):
+        sequential_readout(uneven, "control", "treatment", "ctr",
+                           expected_split={"control": 0.3, "treatment": 0.6})
+
+
+def test_hourly_looks_at_midnight_are_the_daily_looks(logs):
+    daily = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP)
+    hourly = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP,
+                                looks="hour", rho2=daily.attrs["rho2"]["ctr"])
+    ends = pd.to_datetime(hourly["look_end"])
+    # one look per hour from the first exposure's hour to the last's, in order
+    assert (ends.diff().dropna() == pd.Timedelta(hours=1)).all()
+    assert len(hourly) > 24 * (len(daily) - 1)
+    # the look ending at midnight after day d reads what the daily look of d reads
+    midnight = hourly[ends.dt.hour == 0].copy()
+    midnight["day"] = (pd.to_datetime(midnight["look_end"]) - pd.Timedelta(days=1)).dt.date
+    both = daily.merge(midnight, left_on="look_end", right_on="day", suffixes=("", "_h"))
+    # every day but the last (its one exposure is at 00:00, so its last hour ends at 01:00):
+    # that one is the last hourly look
+    assert len(both) == len(daily) - 1
+    last = hourly.iloc[-1]
+    assert last["look_end"] == pd.Timestamp(daily["look_end"].iloc[-1]) + pd.Timedelta(hours=1)
+    assert last["units_control"] == daily["units_control"].iloc[-1]
+    assert last["estimate"] == pytest.approx(daily["estimate"].iloc[-1], rel=1e-9)
+    for col in ("units_control", "units_treatment"):
+        assert (both[col] == both[f"{col}_h"]).all()
+    for col in ("estimate", "fixed_p_value", "fixed_ci_low", "srm_p_value"):
+        np.testing.assert_allclose(both[f"{col}_h"], both[col], rtol=1e-9)
+    # more looks: the running intersection is over more intervals, never wider
+    assert (both["ci_low_h"] >= both["ci_low"] - 1e-15).all()
+    assert (both["ci_high_h"] <= both["ci_high"] + 1e-15).all()
+    with pytest.raises(InvalidParameterError, match="daily looks"):
+        onlineeval.aa_test(logs, "ctr", splits=5, looks="hour", experiment=EXP)
+
+
+def test_hourly_looks_come_from_one_pass_too():
+    daily, _ = statements_for(None, "day")
+    hourly, n = statements_for(None, "hour")
+    assert hourly == daily and n > 300

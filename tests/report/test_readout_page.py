@@ -356,3 +356,37 @@ def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
     for key, (value, kind) in expected.items():
         assert shown[key] == {SPELLED[kind](value)}, key
     assert "No offline runs given" in text
+
+
+def test_sequential_panel_marks_the_first_stopping_look() -> None:
+    """The page drawn from the logs shows the confidence sequence of the primary metric and
+    of the interleaving preference, and names the first look at which each stops: the first
+    row of onlineeval.sequential_readout with stop set, and the first look whose
+    fixed-horizon interval excludes 0. Without logs the part says so."""
+    import re
+    import warnings
+
+    import onlineeval
+    from onlineeval.report import readout_page as readout_page_of
+
+    logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ro = onlineeval.readout(logs, experiment="s130_vs_s080")
+        text = readout_page_of.render(ro, logs)
+        ab = onlineeval.sequential_readout(logs[0], "control", "treatment", "ctr",
+                                           experiment="s130_vs_s080")
+        il = onlineeval.sequential_readout(logs[1], experiment="s130_vs_s080")
+    page = check_page(text, [])
+    part = f"{slug(name_of(ro))}-sequential"
+    assert len(page.images.get(part, [])) == 1
+    section = text[text.index(f'<section id="{part}">'):]
+    section = section[:section.index("</section>")]
+    for metric, rows in (("ctr", ab), ("preference", il)):
+        stop = rows[rows["stop"]].iloc[0]
+        fixed = rows[(rows["fixed_ci_low"] > 0) | (rows["fixed_ci_high"] < 0)].iloc[0]
+        assert (f"{metric}: the sequential test would have stopped on {stop['look_end']} "
+                f"(look {stop['look']} of {len(rows)}); the fixed-horizon interval first "
+                f"excludes 0 on {fixed['look_end']}.") in section
+    assert re.search(r"always-valid 95% interval", section)
+    assert "No sequential readout" in readout_html(ro)

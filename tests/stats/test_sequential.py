@@ -189,3 +189,60 @@ def test_sequence_refuses_bad_input():
         optimal_rho2(0)
     with pytest.raises(InvalidParameterError):
         mixture_margin(10, -1.0)
+
+
+def _t_mixture_log_bf(t2: float, nu: float, n: float, phi: float) -> float:
+    """Lindon, Ham, Tingley & Bojinov, "Anytime-valid linear models and regression
+    adjusted causal inference in randomized experiments" (2022): for the mean of n normal
+    observations with unknown variance, the Bayes factor of a N(0, sigma^2 / phi) mixture
+    over the mean against 0, written from the paper's closed form with r = phi / (phi + n):
+    BF = sqrt(r) ((1 + t^2 / nu) / (1 + r t^2 / nu))^((nu + 1) / 2)."""
+    r = phi / (phi + n)
+    return 0.5 * math.log(r) + 0.5 * (nu + 1) * (math.log1p(t2 / nu) - math.log1p(r * t2 / nu))
+
+
+@pytest.mark.parametrize("n, z", [(50, 2.5), (2_000, 3.0), (100_000, 4.0)])
+def test_t_mixture_bayes_factor_tends_to_the_normal_mixture(n, z):
+    # with the variance estimated (a t statistic on nu degrees of freedom) the mixture is
+    # Lindon et al.'s; as nu grows it becomes the normal mixture with rho^2 = 1 / phi
+    rho2 = optimal_rho2(n)
+    ours = -math.log(mixture_p_value(z, 1.0, n, rho2))
+    for nu, tol in ((1e6, 1e-4), (1e9, 1e-7)):
+        assert _t_mixture_log_bf(z * z, nu, n, 1 / rho2) == pytest.approx(ours, rel=tol)
+
+
+def test_against_savvi_linear_regression_and_multinomial():
+    # savvi (PyPI, Lindon's anytime-valid inference): an independent implementation of the
+    # t-mixture confidence sequence (intercept-only regression = a mean) and of the
+    # Dirichlet-multinomial sample ratio test
+    savvi_lr = pytest.importorskip("savvi.linear_regression")
+    savvi_mn = pytest.importorskip("savvi.multinomial")
+    rng = np.random.default_rng(7)
+    y = rng.normal(0.03, 1.0, 20_000)
+    rho2 = 1e-3
+    model = savvi_lr.LinearRegression(0.05, 1, phi=1 / rho2)
+    looks = (10_000, 15_000, 20_000)
+    for k, value in enumerate(y, 1):
+        model.update(np.array([value, 1.0]))
+        if k in looks:
+            est, se = y[:k].mean(), y[:k].std(ddof=1) / math.sqrt(k)
+            cs = confidence_sequence(np.array([est]), np.array([se]), np.array([float(k)]),
+                                     rho2=rho2)
+            # nu = k - 2 degrees of freedom: the two agree to about z^4 / nu
+            assert cs.p_value[0] == pytest.approx(min(1.0, model.calculate_p_value()[0]),
+                                                  rel=5e-3)
+            low, high = model.calculate_conf_int()[0]
+            # bounds near 0: compared relative to the interval's width
+            assert cs.ci_low[0] == pytest.approx(low, abs=1e-3 * (high - low))
+            assert cs.ci_high[0] == pytest.approx(high, abs=1e-3 * (high - low))
+    # the sample ratio test, exactly: cumulative counts of a 30/70 design read at 5 looks
+    counts = np.cumsum(rng.multinomial(200, [0.32, 0.68], size=5), axis=0)
+    ours = sequential_srm(counts, np.array([0.3, 0.7]), alpha=0.01)
+    test = savvi_mn.Multinomial(0.01, np.array([0.3, 0.7]), k=100)
+    theirs, before = [], np.zeros(2, dtype=np.int64)
+    for row in counts:
+        test.update(row - before)
+        before = row
+        theirs.append(test.calculate_p_value())
+    np.testing.assert_allclose(ours.p_value, np.minimum.accumulate(np.minimum(1, theirs)),
+                               rtol=1e-9)
