@@ -120,8 +120,11 @@ def load_logs(
         Directory holding ``searches.*``, ``clicks.*`` and optionally ``results.*``: each a
         CSV, CSV.gz, TSV, Parquet or JSON-lines file, or a folder of such part files.
     searches, results, clicks
-        A table given directly: a path (file, folder of parts, or glob pattern) or a pandas
-        DataFrame. Overrides the table of the same name found under ``path``.
+        A table given directly: a path (file, folder of parts, or glob pattern), a pandas
+        DataFrame, a pyarrow Table, Dataset or RecordBatchReader (copied once into a DuckDB
+        temporary table), a ``deltalake.DeltaTable`` (its version as opened) or a
+        ``pyiceberg`` table or scan (copied like a reader). Overrides the table of the same
+        name found under ``path``.
     columns
         Column mapping, source name -> canonical name, either per table
         (``{"searches": {"qid": "search_id"}}``) or flat (``{"qid": "search_id"}``, applied
