@@ -111,6 +111,8 @@ def _in_memory(con: duckdb.DuckDBPyConnection, table: str, spec: Any) -> Source 
     as a Source; None for anything else."""
     if isinstance(spec, pd.DataFrame):
         kind, names = "DataFrame", list(spec.columns)
+    elif type(spec).__module__.split(".")[0] == "pyspark":
+        return _spark(con, table, spec)
     else:
         import pyarrow as pa
         import pyarrow.dataset as pads
@@ -134,6 +136,25 @@ def _in_memory(con: duckdb.DuckDBPyConnection, table: str, spec: Any) -> Source 
     return Source(table, label, "arrow", con.from_arrow(spec))
 
 
+def _spark(con: Any, table: str, frame: Any) -> Source:
+    """A Spark DataFrame as a Source, on the Spark connection load_logs made for its session
+    (the loader validates it there, with the same SQL)."""
+    from onlineeval.engines import spark
+
+    what = f"the Spark DataFrame given as {table}="
+    if not spark.is_dataframe(frame):
+        raise SchemaError(f"{table}= is a pyspark {type(frame).__name__}, not a DataFrame; "
+                          "pass spark.table(name) or a DataFrame")
+    if getattr(con, "engine", "duckdb") != "spark" or con.spark is not frame.sparkSession:
+        raise SchemaError(f"{what} needs every table given as a DataFrame of one Spark "
+                          "session (the log is validated there)")
+    relation = spark.Frame(frame)
+    if not relation.columns:
+        raise SchemaError(f"{what} has no columns")
+    _check_names(relation.columns, what)
+    return Source(table, f"Spark DataFrame {table}=", "spark", relation)
+
+
 def _copied(con: duckdb.DuckDBPyConnection, table: str, reader: Any) -> duckdb.DuckDBPyRelation:
     """The rows of a record batch reader, copied into a temporary table of ``con``: a reader
     gives its rows once, and validation reads each table more than once. (DuckDB's own
@@ -153,6 +174,12 @@ def open_table(
 ) -> Source:
     """Open ``spec`` (path, folder, glob, pandas DataFrame, pyarrow Table or Dataset) as
     table ``table``."""
+    if getattr(con, "engine", "duckdb") == "spark" and \
+            type(spec).__module__.split(".")[0] != "pyspark":
+        raise SchemaError(
+            f"{table}= is a {type(spec).__name__} beside tables given as Spark DataFrames: "
+            "every table of the log must be a DataFrame of one Spark session (the log is "
+            "validated there)")
     source = _in_memory(con, table, spec)
     if source is not None:
         return source

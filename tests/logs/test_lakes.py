@@ -190,6 +190,10 @@ def test_a_lake_table_that_cannot_be_read_is_one_line(tmp_path, tiny_dir):
     deltalake.write_deltalake(tmp_path / "s", pa.table({"search_id": ["a"], "user_id": ["u"]}))
     table = deltalake.DeltaTable(tmp_path / "s")
     shutil.rmtree(tmp_path / "s")
+    # a broken file opened for another log just before is not blamed (was: it was named)
+    (tmp_path / "other.jsonl").write_text('{"search_id": "a", "Search_ID": "b"}\n')
+    with pytest.raises(OnlineEvalError, match="other.jsonl"):
+        onlineeval.load_logs(searches=tmp_path / "other.jsonl", clicks=tiny_dir / "clicks.csv")
     with pytest.raises(OnlineEvalError) as err:
         onlineeval.load_logs(searches=table, clicks=tiny_dir / "clicks.csv")
     assert "\n" not in str(err.value)
