@@ -21,7 +21,6 @@ import onlineeval.db
 from onlineeval.errors import InvalidParameterError, SchemaError, StrictModeError
 
 pytest.importorskip("pyspark")
-pytestmark = pytest.mark.xdist_group("spark")
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "logs" / "tiny"
 TABLES = ("searches", "results", "clicks")
