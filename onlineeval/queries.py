@@ -363,8 +363,10 @@ def project(con: Any, name: str, source: str, expressions: Sequence[str]) -> str
     ``expressions``; return the name. For the loader's typed views only: their expressions
     convert one quoted source column each and are chosen by its type
     (:mod:`onlineeval.logs.casting`, where every conversion is written)."""
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS "
-                f"SELECT {', '.join(expressions)} FROM {quote_ident(source)}")
+    sql = f"SELECT {', '.join(expressions)} FROM {quote_ident(source)}"
+    if _other_engine(con):
+        return con.create(name, sql)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS " + sql)
     return name
 
 

@@ -111,6 +111,42 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+#: Spark's types as the loader's conversions name them (DuckDB's names): a Spark TIMESTAMP is an
+#: instant, shown in the session's time zone, which is UTC (what DuckDB's TIMESTAMPTZ becomes)
+_TYPE_NAMES = {"string": "VARCHAR", "bigint": "BIGINT", "int": "INTEGER", "smallint": "SMALLINT",
+               "tinyint": "TINYINT", "double": "DOUBLE", "float": "FLOAT", "boolean": "BOOLEAN",
+               "timestamp": "TIMESTAMP", "timestamp_ntz": "TIMESTAMP", "date": "DATE",
+               "void": "NULL", "binary": "BLOB"}
+
+
+def type_name(spark_type: Any) -> str:
+    """A Spark column type under the name DuckDB gives its counterpart (``DECIMAL(p,s)``
+    stays so; arrays, maps and structs become ``LIST``, ``MAP``, ``STRUCT``)."""
+    text = spark_type.simpleString()
+    if text.startswith("decimal"):
+        return text.upper()
+    if text.startswith("array"):
+        return "LIST"
+    if text.startswith(("map", "struct")):
+        return text.split("<")[0].upper()
+    return _TYPE_NAMES.get(text, text.upper())
+
+
+class Frame:
+    """A Spark DataFrame given as a log table, seen as the loader sees a DuckDB relation:
+    its ``columns`` and their ``types`` (DuckDB's names, :func:`type_name`)."""
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+        self.columns = [f.name for f in frame.schema.fields]
+        self.types = [type_name(f.dataType) for f in frame.schema.fields]
+
+
+def is_dataframe(value: Any) -> bool:
+    """A pyspark DataFrame (told by its class, so pyspark is not imported to ask)."""
+    return type(value).__module__.split(".")[0] == "pyspark" and hasattr(value, "sparkSession")
+
+
 class Result:
     """The rows of one query, as DuckDB's results give them (``df``, ``fetchall``, ...)."""
 
@@ -185,14 +221,22 @@ class SparkConnection:
         return {key: bound.get(key) for key in keys}
 
     def register(self, name: str, data: Any) -> str:
-        """Make ``data`` (a pyarrow Table, or a DuckDB relation) the temporary view ``name``.
+        """Make ``data`` (a Spark DataFrame or :class:`Frame`, a pyarrow Table, or a DuckDB
+        relation) the temporary view ``name``. A DataFrame must be of this connection's
+        session.
 
-        Through Parquet, with each timestamp as its integer microseconds since the epoch and
-        ``timestamp_micros`` on the Spark side: exact, and independent of any time zone.
+        Arrow data goes through Parquet, with each timestamp as its integer microseconds
+        since the epoch and ``timestamp_micros`` on the Spark side: exact, and independent of
+        any time zone.
         """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if isinstance(data, Frame) or is_dataframe(data):
+            # a table of the log given in Spark: its view, read where it is
+            frame = data.frame if isinstance(data, Frame) else data
+            frame.createOrReplaceTempView(_quote(name))
+            return name
         table = data if isinstance(data, pa.Table) else data.arrow()
         if hasattr(table, "read_all"):  # a RecordBatchReader
             table = table.read_all()

@@ -81,10 +81,12 @@ def named(expr: str, name: str) -> str:
 # kinds that are another kind restricted to a range: (base kind, condition on the value)
 _RANGED = {
     "count": ("integer", "@v@ >= 0"),
-    "duration": ("double", "isfinite(@v@) AND @v@ >= 0"),
+    # finite: NaN sorts above every number (DuckDB and Spark alike), so abs < inf is false
+    # for NaN and the infinities; portable, where isfinite() is DuckDB's alone
+    "duration": ("double", "abs(@v@) < CAST('Infinity' AS DOUBLE) AND @v@ >= 0"),
     # an event's value (revenue): a refund may be negative, but NaN or infinity would make
-    # every sum it enters meaningless
-    "amount": ("double", "isfinite(@v@)"),
+    # every sum it enters meaningless (finite written as for duration)
+    "amount": ("double", "abs(@v@) < CAST('Infinity' AS DOUBLE)"),
 }
 # an infinite timestamp ('infinity' in a TIMESTAMP column of a Parquet file) is no time
 _FINITE_TIME = "isfinite(@v@)"

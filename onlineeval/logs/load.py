@@ -12,6 +12,7 @@ log without problems is therefore read through plain projections.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import warnings
 from pathlib import Path
@@ -149,8 +150,11 @@ def load_logs(
         ``events.*``: each a CSV, CSV.gz, TSV, Parquet or JSON-lines file, or a folder of such
         part files.
     searches, results, clicks, events
-        A table given directly: a path (file, folder of parts, or glob pattern) or a pandas
-        DataFrame. Overrides the table of the same name found under ``path``.
+        A table given directly: a path (file, folder of parts, or glob pattern), a pandas
+        or Spark DataFrame, a pyarrow Table, Dataset or RecordBatchReader (copied once into a
+        DuckDB temporary table), a ``deltalake.DeltaTable`` (its version as opened) or a
+        ``pyiceberg`` table or scan (copied like a reader). Overrides the table of the same
+        name found under ``path``.
     columns
         Column mapping, source name -> canonical name, either per table
         (``{"searches": {"qid": "search_id"}}``) or flat (``{"qid": "search_id"}``, applied
@@ -170,7 +174,10 @@ def load_logs(
         :class:`onlineeval.engines.spark.SparkConnection`. The log is read and validated by
         DuckDB either way (every rule and exclusion count); with Spark, its clean tables are
         then copied into Spark temp views and ``logs.con`` is the Spark connection, so
-        metrics, A/B sums and interleaving run there (``docs/sql-portability.md``).
+        metrics, A/B sums and interleaving run there (``docs/sql-portability.md``). Tables
+        given as Spark DataFrames (all of one session; ``spark.table(name)`` for a table) are
+        validated in Spark instead, with the same SQL, and stay there; their times and
+        numbers must be typed columns (text is not parsed on Spark).
 
     Returns
     -------
@@ -191,13 +198,23 @@ def load_logs(
     StrictModeError
         ``strict=True`` and some rows would be excluded.
     """
-    if con is None:
-        from onlineeval.db import connect
-
-        con = connect()
     from onlineeval import engines
 
-    target = engines.resolve(engine)
+    frames = [v for v in (searches, results, clicks, events)
+              if type(v).__module__.startswith("pyspark")]
+    target: Any = "duckdb"
+    if frames:
+        if con is not None:
+            raise InvalidParameterError(
+                "con= is a DuckDB connection; tables given as Spark DataFrames are loaded on "
+                "their Spark session: leave con= out")
+        con = _spark_connection(frames[0], engine)  # validated in Spark, on their session
+    else:
+        target = engines.resolve(engine)
+        if con is None:
+            from onlineeval.db import connect
+
+            con = connect()
     try:
         with mapping.spelled_as(columns):
             logs = _load(path, {"searches": searches, "results": results, "clicks": clicks,
@@ -207,6 +224,24 @@ def load_logs(
         exc.args = (one_line(str(exc)),)
         raise
     return logs if target == "duckdb" else on_engine(logs, target)
+
+
+def _spark_connection(frame: Any, engine: Any) -> Any:
+    """The Spark connection on which tables given as Spark DataFrames are loaded: their
+    session's (a SparkConnection's views hold one log, as a DuckDB connection's do)."""
+    from onlineeval.engines import spark
+
+    if not spark.is_dataframe(frame):
+        raise SchemaError(f"a pyspark {type(frame).__name__} was given as a table, not a "
+                          "DataFrame; pass spark.table(name) or a DataFrame")
+    session = frame.sparkSession
+    if engine not in (None, "spark", session) and getattr(engine, "spark", None) is not session:
+        raise InvalidParameterError(
+            "tables given as Spark DataFrames are loaded on their own Spark session; leave "
+            "engine= out (or pass 'spark' or that session)")
+    if isinstance(engine, spark.SparkConnection):
+        return engine
+    return spark.SparkConnection(session)
 
 
 def on_engine(logs: Logs, con: Any) -> Logs:
@@ -352,9 +387,28 @@ def _prepare(con: duckdb.DuckDBPyConnection, name: str, source: Source,
                 f"{source.label}: column {src!r} ({name}.{col.name}) must be "
                 f"{casting.KIND_WORDS[col.kind]}; {exc.reason}"
             ) from None
+        if source.format == "spark":
+            conv = _on_spark(conv, source, name, col, src, types[src])
         table.conversions[col.name] = conv
         table.types[col.name] = conv.sql_type
     return table
+
+
+def _on_spark(conv: casting.Conversion, source: Source, name: str, col: Column, src: str,
+              source_type: str) -> casting.Conversion:
+    """The conversion of a column of a Spark DataFrame: the same, but text is not parsed into
+    times or numbers (Spark's parsers accept other text than DuckDB's, so the numbers would
+    depend on the engine), and a Spark time cannot be infinite."""
+    if source_type == "VARCHAR" and col.kind not in ("id", "text", "label"):
+        raise SchemaError(
+            f"{source.label}: column {src!r} ({name}.{col.name}) is text; on Spark the loader "
+            f"takes {casting.KIND_WORDS[col.kind]} typed, as text is parsed differently by "
+            f"each engine: cast it in Spark first (e.g. to_timestamp / CAST(... AS INT)), or "
+            f"load the table with DuckDB"
+        )
+    if col.kind == "timestamp":
+        return dataclasses.replace(conv, valid="")
+    return conv
 
 
 def _unify_ids(tables: dict[str, _Table]) -> None:

@@ -87,9 +87,8 @@ def _is_glob(text: str) -> bool:
 # log saying which files make up the current one: reading all the files would count rows
 # deleted or rewritten long ago.
 _LAKES = (
-    ("a Delta Lake", "_delta_log/", "deltalake", "deltalake.DeltaTable(path).to_pyarrow_dataset()"),
-    ("an Apache Iceberg", "metadata/", "pyiceberg",
-     "pyiceberg's catalog.load_table(...).scan().to_arrow()"),
+    ("a Delta Lake", "_delta_log/", "deltalake", "deltalake.DeltaTable(path)"),
+    ("an Apache Iceberg", "metadata/", "pyiceberg", "pyiceberg's catalog.load_table(...)"),
     ("an Apache Hudi", ".hoodie/", "Hudi's reader (e.g. Spark)", "a snapshot query exported to "
      "Parquet"),
 )
@@ -136,7 +135,8 @@ def refuse_lake_folder(folder: Path, what: str, argument: str,
             f"{candidate}: this folder is {name} table (it holds {marker}), read here as "
             f"{what}; its data files include old versions of the table, so reading them would "
             f"count rows it no longer has. Read the current version with {package} ({reader}) "
-            f"and pass it as {argument} (a pyarrow Table or Dataset, or a pandas DataFrame), or "
+            f"and pass it as {argument} (the table object itself, or a pyarrow Table or "
+            f"Dataset), or "
             "export it to plain Parquet first"
         )
 

@@ -1,5 +1,5 @@
-"""Open one log table (a file, a folder or glob of parts, a DataFrame or an Arrow table) as a
-DuckDB relation.
+"""Open one log table (a file, a folder or glob of parts, a DataFrame, an Arrow table, dataset
+or record batch reader, a Delta or Iceberg table) as a DuckDB relation.
 
 The format is decided by the file extension (see :mod:`onlineeval.logs.paths`):
 
@@ -79,24 +79,94 @@ def _check_names(names: list[str], what: str) -> None:
         lowered[c.lower()] = c
 
 
+def _lake_table(table: str, spec: Any) -> tuple[str, Any] | None:
+    """A Delta table (``deltalake.DeltaTable``), an Iceberg table or scan (``pyiceberg``)
+    given as a table: its kind and the Arrow object DuckDB reads; None for anything else.
+
+    Recognised by the class's module, so neither package is imported here. A Delta table is
+    read as a pyarrow Dataset of the version it was opened at (DuckDB scans it lazily, once
+    per pass); an Iceberg table's current snapshot (or a scan with its filter) as a record
+    batch reader, which :func:`_in_memory` reads once.
+    """
+    module = type(spec).__module__.split(".")[0]
+    if module == "deltalake" and hasattr(spec, "to_pyarrow_dataset"):
+        kind, read = "Delta table", spec.to_pyarrow_dataset
+    elif module == "pyiceberg" and (hasattr(spec, "scan")
+                                    or hasattr(spec, "to_arrow_batch_reader")):
+        scan = spec.scan() if hasattr(spec, "scan") else spec
+        kind, read = "Iceberg table", scan.to_arrow_batch_reader
+    else:
+        return None
+    try:
+        return kind, read()
+    except Exception as exc:  # the package's own errors: an unsupported feature, a lost file
+        raise SchemaError(
+            f"the {kind} given as {table}= cannot be read as Arrow ({one_line(str(exc))}); "
+            "export its current version to Parquet and pass that folder instead"
+        ) from None
+
+
 def _in_memory(con: duckdb.DuckDBPyConnection, table: str, spec: Any) -> Source | None:
-    """A DataFrame or a pyarrow Table or Dataset as a Source; None for anything else."""
+    """A DataFrame, a pyarrow Table, Dataset or RecordBatchReader, or a Delta or Iceberg table
+    as a Source; None for anything else."""
     if isinstance(spec, pd.DataFrame):
         kind, names = "DataFrame", list(spec.columns)
+    elif type(spec).__module__.split(".")[0] == "pyspark":
+        return _spark(con, table, spec)
     else:
         import pyarrow as pa
         import pyarrow.dataset as pads
 
-        if not isinstance(spec, pa.Table | pads.Dataset):
+        lake = _lake_table(table, spec)
+        kind, spec = lake if lake is not None else ("Arrow table", spec)
+        if not isinstance(spec, pa.Table | pads.Dataset | pa.RecordBatchReader):
             return None
-        kind, names = "Arrow table", list(spec.schema.names)
+        if lake is None and isinstance(spec, pa.RecordBatchReader):
+            kind = "Arrow record batch reader"
+        names = list(spec.schema.names)
     what = f"the {kind} given as {table}="
     if not names:
         raise SchemaError(f"{what} has no columns")
     _check_names(names, what)
+    label = f"{kind} {table}="
     if kind == "DataFrame":
-        return Source(table, f"DataFrame {table}=", "dataframe", con.from_df(spec))
-    return Source(table, f"Arrow table {table}=", "arrow", con.from_arrow(spec))
+        return Source(table, label, "dataframe", con.from_df(spec))
+    if isinstance(spec, pa.RecordBatchReader):
+        return Source(table, label, "arrow", _copied(con, table, spec))
+    return Source(table, label, "arrow", con.from_arrow(spec))
+
+
+def _spark(con: Any, table: str, frame: Any) -> Source:
+    """A Spark DataFrame as a Source, on the Spark connection load_logs made for its session
+    (the loader validates it there, with the same SQL)."""
+    from onlineeval.engines import spark
+
+    what = f"the Spark DataFrame given as {table}="
+    if not spark.is_dataframe(frame):
+        raise SchemaError(f"{table}= is a pyspark {type(frame).__name__}, not a DataFrame; "
+                          "pass spark.table(name) or a DataFrame")
+    if getattr(con, "engine", "duckdb") != "spark" or con.spark is not frame.sparkSession:
+        raise SchemaError(f"{what} needs every table given as a DataFrame of one Spark "
+                          "session (the log is validated there)")
+    relation = spark.Frame(frame)
+    if not relation.columns:
+        raise SchemaError(f"{what} has no columns")
+    _check_names(relation.columns, what)
+    return Source(table, f"Spark DataFrame {table}=", "spark", relation)
+
+
+def _copied(con: duckdb.DuckDBPyConnection, table: str, reader: Any) -> duckdb.DuckDBPyRelation:
+    """The rows of a record batch reader, copied into a temporary table of ``con``: a reader
+    gives its rows once, and validation reads each table more than once. (DuckDB's own
+    storage: it spills to DuckDB's temporary directory under a memory limit.)"""
+    stream = f"_oe_stream_{table}"  # the loader's prefix (onlineeval.logs.tables.PREFIX)
+    con.register(stream + "_reader", reader)
+    try:
+        queries.create(con, stream, queries.load("logs/copy").render(
+            source=[stream + "_reader"]), table=True)
+    finally:
+        con.unregister(stream + "_reader")
+    return con.table(stream)
 
 
 def open_table(
@@ -104,13 +174,20 @@ def open_table(
 ) -> Source:
     """Open ``spec`` (path, folder, glob, pandas DataFrame, pyarrow Table or Dataset) as
     table ``table``."""
+    if getattr(con, "engine", "duckdb") == "spark" and \
+            type(spec).__module__.split(".")[0] != "pyspark":
+        raise SchemaError(
+            f"{table}= is a {type(spec).__name__} beside tables given as Spark DataFrames: "
+            "every table of the log must be a DataFrame of one Spark session (the log is "
+            "validated there)")
     source = _in_memory(con, table, spec)
     if source is not None:
         return source
     if not isinstance(spec, str | os.PathLike):
         raise SchemaError(
-            f"{table}= must be a path (str or pathlib.Path), a pyarrow Table or Dataset, or a "
-            f"pandas DataFrame; got {type(spec).__name__}"
+            f"{table}= must be a path (str or pathlib.Path), a pandas DataFrame, a pyarrow "
+            f"Table, Dataset or RecordBatchReader, a deltalake DeltaTable or a pyiceberg table; "
+            f"got {type(spec).__name__}"
         )
     fmt, files = resolve_files(spec, table)
     label = files[0] if len(files) == 1 else f"{os.fspath(spec)} ({len(files)} parts)"

@@ -25,10 +25,10 @@ from typing import Any
 
 import duckdb
 
-from onlineeval import queries
-from onlineeval.errors import SchemaError
+from onlineeval import engines, queries
+from onlineeval.errors import LogFormatError, SchemaError
 from onlineeval.logs.casting import KIND_WORDS
-from onlineeval.logs.locate import may_be_data, query_failure, value_place
+from onlineeval.logs.locate import may_be_data, query_failure, read_error, value_place
 from onlineeval.logs.report import LoadReport
 from onlineeval.logs.schema import SCHEMA, column_names
 from onlineeval.logs.tables import PREFIX, Table
@@ -69,6 +69,11 @@ def _guard(con: duckdb.DuckDBPyConnection, t: Table, run: Any) -> Any:
     except duckdb.Error as exc:
         if not may_be_data(exc):
             raise
+        if t.source.format == "arrow":
+            # an Arrow source (a Delta or Iceberg table, a dataset) lost or damaged a file: its
+            # reader's message says which; no file opened for another log is to blame
+            raise LogFormatError(t.source.label, None,
+                                 f"cannot read the {t.name} table: {read_error(exc)[2]}") from None
         error = query_failure(con, exc, t.source.format, t.source.files, t.source.label,
                               f"read the {t.name} table")
         if error is None:
@@ -263,7 +268,9 @@ def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
     report.rows_read["results"] = n
     reasons = [row[1], row[2], 0, row[3], row[4]]
     # Pass 2, repeated ranks (logs/results/rank_suspects says how), confirmed exactly
-    suspect = _query(con, t, "logs/results/rank_suspects", source=[t.typed])[0][0]
+    # (a DuckDB-only pre-check: on another engine every log is a suspect)
+    suspect = not engines.is_duckdb(con) or _query(
+        con, t, "logs/results/rank_suspects", source=[t.typed])[0][0]
     dup = False
     if suspect:
         _create(con, t, _DUP_RANKS, "logs/results/duplicate_ranks", table=True,

@@ -1,4 +1,7 @@
-"""One local Spark session for the whole test session (starting one costs 5-50 s)."""
+"""One local Spark session for the whole test session (starting one costs 5-50 s).
+
+Under pytest-xdist, every test using it carries ``pytest.mark.xdist_group("spark")``, so that
+``--dist loadgroup`` runs them on one worker, which starts one session."""
 
 from __future__ import annotations
 
@@ -31,3 +34,10 @@ def module_spark(spark_session):
     from onlineeval.engines import spark
 
     return lambda: spark.SparkConnection(spark_session.newSession())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that use the Spark session (directly or through another fixture) share a group."""
+    for item in items:
+        if "spark_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
