@@ -12,6 +12,17 @@ with ``ONLINEEVAL_MEMORY_LIMIT`` set (the only memory control a CLI user has). I
 paths need a log with ``results.team``: ``--make-interleaved DIR`` writes one (the log of
 ``--data`` with a team column added in DuckDB, alternating A/B by rank per search, and the
 searches' experiment made one interleaving experiment).
+
+``--check 5m`` / ``--check 50m`` is the memory check of issue 15: it generates (once) the
+bench's seeded log with 5M / 50M searches under ``--workdir`` and its interleaved copy, then
+runs every CLI command on it (``online``, ``abtest``, ``positions``, ``top-queries``,
+``power``, ``interleave``, ``interleave --per-query``) at ``--memory-limit`` 500MB / 2GB
+(unless given), and prints for each whether it completed and its peak RSS against the limit
+plus the Python overhead (``PYTHON_OVERHEAD_MB``: the interpreter with onlineeval, pandas and
+DuckDB imported, before any query, plus DuckDB's allocations outside its buffer pool).
+
+    python bench/scale_audit.py --check 5m --workdir /tmp/oe_scale
+    python bench/scale_audit.py --check 50m --workdir /tmp/oe_scale   # hours on 2 cores
 """
 
 from __future__ import annotations
@@ -80,7 +91,57 @@ CLI = {
     "cli_top_queries": ["top-queries", "{data}"],
     "cli_power": ["power", "{data}", "--metrics", "ctr,click_mrr"],
     "cli_interleave": ["interleave", "{data}"],
+    "cli_interleave_per_query": ["interleave", "{data}", "--per-query"],
 }
+# the commands of the memory check; interleaving ones run on the interleaved copy
+CHECK_PATHS = ["cli_online", "cli_abtest", "cli_positions", "cli_top_queries", "cli_power",
+               "cli_interleave", "cli_interleave_per_query"]
+CHECKS = {"5m": (5_000_000, "500MB"), "50m": (50_000_000, "2GB")}
+#: what a command's peak RSS may exceed DuckDB's memory_limit by: measured 148 MB for the
+#: interpreter with onlineeval (pandas, numpy, scipy, DuckDB) imported before any query, plus
+#: DuckDB's allocations outside its buffer pool (query plans, Parquet metadata, result sets)
+PYTHON_OVERHEAD_MB = 250
+
+
+def _mb(size: str) -> float:
+    units = {"KB": 1e-3, "MB": 1.0, "GB": 1e3, "KIB": 1 / 1024, "MIB": 1.0, "GIB": 1024.0}
+    text = size.strip().upper()
+    for unit in sorted(units, key=len, reverse=True):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * units[unit]
+    return float(text) / 1e6
+
+
+def memory_check(label: str, workdir: Path, memory_limit: str | None, threads: int) -> None:
+    """Generate the check's logs once, then run every command at the limit."""
+    sys.path.insert(0, str(HERE))
+    from _gen_online import generate
+
+    n, default_limit = CHECKS[label]
+    limit = memory_limit or default_limit
+    plain = workdir / f"online_{label}"
+    inter = workdir / f"online_{label}_interleaved"
+    t0 = time.perf_counter()
+    generate(n, plain)
+    if not (inter / "clicks.parquet").exists():
+        make_interleaved(plain, inter, "2GB")
+    print(f"data ready in {time.perf_counter() - t0:.0f}s: {plain}, {inter}", flush=True)
+    budget = _mb(limit) + PYTHON_OVERHEAD_MB
+    print(f"{label}: memory_limit={limit} threads={threads}; peak RSS budget = limit + "
+          f"{PYTHON_OVERHEAD_MB} MB Python overhead = {budget:.0f} MB")
+    print(f"{'command':26} {'ok':>3} {'wall s':>8} {'peak MB':>8} {'in budget':>9}")
+    for name in CHECK_PATHS:
+        data = inter if "interleave" in name else plain
+        res = subprocess.run(
+            [sys.executable, __file__, "--one", name, "--data", str(data),
+             "--memory-limit", limit, "--threads", str(threads)],
+            capture_output=True, text=True, cwd=ROOT, check=False,
+        )
+        rec = json.loads(res.stdout.strip().splitlines()[-1])
+        within = rec["peak_rss_mb"] <= budget
+        print(f"{name:26} {'yes' if rec['ok'] else 'NO':>3} {rec['wall_s']:>8} "
+              f"{rec['peak_rss_mb']:>8} {'yes' if within else 'NO':>9}"
+              + ("" if rec["ok"] else f"  {rec.get('error', [''])[-1][:120]}"), flush=True)
 API = ["load", "online_variant", "online_day", "online_exp_variant", "position_ctr",
        "top_queries", "queries_over_time", "abtest", "abtest_cuped", "power"]
 
@@ -140,7 +201,16 @@ def main() -> None:
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--make-interleaved", type=Path, default=None, metavar="DIR")
+    ap.add_argument("--check", choices=sorted(CHECKS), default=None,
+                    help="the memory check: every command on a generated log at the limit")
+    ap.add_argument("--workdir", type=Path, default=HERE / "_data",
+                    help="where --check writes its logs (default bench/_data)")
     args = ap.parse_args()
+    if args.check:
+        explicit = "--memory-limit" in sys.argv
+        memory_check(args.check, args.workdir, args.memory_limit if explicit else None,
+                     args.threads)
+        return
     if args.child:
         print(json.dumps(_api(args.child, args.data, args.memory_limit, args.threads)))
         return
