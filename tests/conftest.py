@@ -108,6 +108,9 @@ def shared_fixture_groups() -> dict[str, set[str]]:
     return SHARED_FIXTURE_GROUPS
 
 
+# tryfirst: pytest-xdist reads the xdist_group marks in its own pytest_collection_modifyitems,
+# which otherwise runs before this one and never sees them
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that use an expensive shared fixture (directly or through another fixture) share
     its group; tests/test_xdist_groups.py checks that the groups reach the scheduler."""
