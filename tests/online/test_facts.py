@@ -58,9 +58,11 @@ def test_facts_columns_match_docs(hand_logs):
     searches = list(hand_logs.con.table("searches").columns)
     assert columns == searches + list(FACT_COLUMNS)
     # the SQL header documents each added column, in order, with a description
-    header = queries.load("online/search_facts")
-    assert [c.name for c in header.columns] == list(FACT_COLUMNS)
-    assert all(len(c.doc) > 10 for c in header.columns)
+    # (then online/event_facts', the outcome facts of attributed events)
+    header = [*queries.load("online/search_facts").columns,
+              *queries.load("online/event_facts").columns]
+    assert [c.name for c in header] == list(FACT_COLUMNS)
+    assert all(len(c.doc) > 10 for c in header)
     # the module docstring points there instead of repeating the list
     assert "sql/online/search_facts.sql" in facts_module.__doc__
 
@@ -130,7 +132,8 @@ def test_fact_column_types(hand_logs):
                      (str(t) for t in hand_logs.con.table(quote_ident(view)).types),
                      strict=True))
     assert not [c for c in types if c.startswith("_oe_")]
-    documented = {c.name: c.type for c in queries.load("online/search_facts").columns}
+    documented = {c.name: c.type for q in ("online/search_facts", "online/event_facts")
+                  for c in queries.load(q).columns}
     assert documented["session_no"] == "BIGINT" and documented["n_clicks"] == "BIGINT"
     for col in FACT_COLUMNS:
         assert types[col] == documented[col], col
