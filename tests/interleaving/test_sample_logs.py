@@ -34,7 +34,7 @@ def test_sample_interleaving_logs_regenerate_identically(tmp_path, capsys):
     assert json.loads((tmp_path / "manifest.json").read_text()) == \
         json.loads((HERE / "manifest.json").read_text())
     con = duckdb.connect()
-    for table in ("searches", "results", "clicks"):
+    for table in ("searches", "results", "clicks", "events"):
         a = con.read_parquet(str(HERE / f"{table}.parquet"))
         b = con.read_parquet(str(tmp_path / f"{table}.parquet"))
         assert a.columns == b.columns and a.types == b.types
@@ -52,6 +52,7 @@ def test_same_pairs_as_the_ab_study_and_readme_counts():
     assert f"| `searches.parquet` | {il['logs']['searches']:,} |" in text
     assert f"| `results.parquet` | {il['logs']['results']:,} |" in text
     assert f"| `clicks.parquet` | {il['logs']['clicks']:,} |" in text
+    assert f"| `events.parquet` | {sum(il['logs']['events'].values()):,} |" in text
 
 
 def test_large_offline_margins_win_in_the_sample_logs():

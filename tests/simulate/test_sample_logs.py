@@ -36,7 +36,7 @@ def test_sample_logs_regenerate_identically(tmp_path: Path, capsys) -> None:
     for name in names:
         assert (regen / "runs" / name).read_bytes() == (SAMPLE / "runs" / name).read_bytes()
     con = duckdb.connect()
-    for table in ("searches", "results", "clicks"):
+    for table in ("searches", "results", "clicks", "events"):
         a = con.read_parquet(str(SAMPLE / "ab" / f"{table}.parquet"))
         b = con.read_parquet(str(regen / "ab" / f"{table}.parquet"))
         assert a.columns == b.columns and a.types == b.types
@@ -63,6 +63,9 @@ def test_sample_logs_readme_tables_match_manifest() -> None:
         assert cells[4] == f"{e['users']['control']} / {e['users']['treatment']}"
         assert cells[5] == str(e["searches"])
     assert len(manifest["experiments"]) >= 8
+    events = manifest["logs"]["events"]
+    assert (f"holds {sum(events.values()):,} events ({events['purchase']:,} purchases, "
+            f"{events['add_to_cart']:,} add-to-carts)") in text
     # the A/B study itself stays small (other log kinds are added beside it)
     mine = [SAMPLE / "qrels.txt", SAMPLE / "manifest.json", *(SAMPLE / "runs").iterdir(),
             *(SAMPLE / "ab").iterdir()]
