@@ -64,7 +64,7 @@ def test_sample_logs_readme_tables_match_manifest() -> None:
         assert cells[5] == str(e["searches"])
     assert len(manifest["experiments"]) >= 8
     events = manifest["logs"]["events"]
-    assert (f"{sum(events.values()):,} events\n({events['purchase']:,} purchases, "
+    assert (f"holds {sum(events.values()):,} events ({events['purchase']:,} purchases, "
             f"{events['add_to_cart']:,} add-to-carts)") in text
     # the A/B study itself stays small (other log kinds are added beside it)
     mine = [SAMPLE / "qrels.txt", SAMPLE / "manifest.json", *(SAMPLE / "runs").iterdir(),
