@@ -97,3 +97,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if {"sample_study", "sample_report"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("sample_study"))
+
+
+class CountingConnection:
+    """A DuckDB connection that counts the statements run through it (the fetch guard
+    pattern): put it in place of ``logs.con`` and read ``statements``."""
+
+    def __init__(self, con: Any) -> None:
+        self._con = con
+        self.statements = 0
+
+    def execute(self, *a: Any, **k: Any) -> Any:
+        self.statements += 1
+        return self._con.execute(*a, **k)
+
+    def sql(self, *a: Any, **k: Any) -> Any:
+        self.statements += 1
+        return self._con.sql(*a, **k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+@pytest.fixture
+def counting_connection() -> type[CountingConnection]:
+    """:class:`CountingConnection`, for tests that a computation reads a log a fixed number
+    of times (e.g. once for all looks)."""
+    return CountingConnection
