@@ -134,3 +134,30 @@ def _uses_module_fixture(item: pytest.Item) -> bool:
         return False
     return any(defs[-1].scope == "module" for name, defs in info.name2fixturedefs.items()
                if defs and name in item.fixturenames)
+
+
+class CountingConnection:
+    """A DuckDB connection that counts the statements run through it (the fetch guard
+    pattern): put it in place of ``logs.con`` and read ``statements``."""
+
+    def __init__(self, con: Any) -> None:
+        self._con = con
+        self.statements = 0
+
+    def execute(self, *a: Any, **k: Any) -> Any:
+        self.statements += 1
+        return self._con.execute(*a, **k)
+
+    def sql(self, *a: Any, **k: Any) -> Any:
+        self.statements += 1
+        return self._con.sql(*a, **k)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+@pytest.fixture
+def counting_connection() -> type[CountingConnection]:
+    """:class:`CountingConnection`, for tests that a computation reads a log a fixed number
+    of times (e.g. once for all looks)."""
+    return CountingConnection

@@ -110,42 +110,23 @@ def test_srm_columns_by_hand(logs):
                                np.minimum.accumulate(np.minimum(1, np.exp(-log_bf))), rtol=1e-9)
 
 
-class Counting:
-    """Counts the statements run through a DuckDB connection (the fetch guard pattern)."""
-
-    def __init__(self, con):
-        self._con = con
-        self.statements = 0
-
-    def execute(self, *a, **k):
-        self.statements += 1
-        return self._con.execute(*a, **k)
-
-    def sql(self, *a, **k):
-        self.statements += 1
-        return self._con.sql(*a, **k)
-
-    def __getattr__(self, name):
-        return getattr(self._con, name)
-
-
-def statements_for(window_end, looks):
+def statements_for(counting_connection, window_end, looks):
     logs = onlineeval.load_logs(str(SAMPLE))
-    counting = Counting(logs.con)
+    counting = counting_connection(logs.con)
     logs.con = counting
     frame = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP,
                                end=window_end, looks=looks)
     return counting.statements, len(frame)
 
 
-def test_all_looks_come_from_one_pass_whatever_their_number():
-    few, n_few = statements_for("2026-01-09", "day")
-    many, n_many = statements_for(None, "day")
+def test_all_looks_come_from_one_pass_whatever_their_number(counting_connection):
+    few, n_few = statements_for(counting_connection, "2026-01-09", "day")
+    many, n_many = statements_for(counting_connection, None, "day")
     assert (n_few, n_many) == (4, 15)
     # the same statements for 4 looks as for 15: the log is not re-read once per look
     assert few == many
     logs = onlineeval.load_logs(str(SAMPLE))
-    two_metrics = Counting(logs.con)
+    two_metrics = counting_connection(logs.con)
     logs.con = two_metrics
     sequential_readout(logs, "control", "treatment", ["ctr", "abandonment_rate"],
                        experiment=EXP)
@@ -153,8 +134,8 @@ def test_all_looks_come_from_one_pass_whatever_their_number():
     assert two_metrics.statements == 2 * many
 
 
-def test_duckdb_guard_is_real():
-    con = Counting(duckdb.connect())
+def test_duckdb_guard_is_real(counting_connection):
+    con = counting_connection(duckdb.connect())
     con.execute("SELECT 1")
     assert con.statements == 1
 
@@ -260,7 +241,7 @@ def test_hourly_looks_at_midnight_are_the_daily_looks(logs):
         onlineeval.aa_test(logs, "ctr", splits=5, looks="hour", experiment=EXP)
 
 
-def test_hourly_looks_come_from_one_pass_too():
-    daily, _ = statements_for(None, "day")
-    hourly, n = statements_for(None, "hour")
+def test_hourly_looks_come_from_one_pass_too(counting_connection):
+    daily, _ = statements_for(counting_connection, None, "day")
+    hourly, n = statements_for(counting_connection, None, "hour")
     assert hourly == daily and n > 300

@@ -105,30 +105,11 @@ def test_teams_named_and_looks_and_errors(logs):
         sequential_readout(logs, experiment=EXP, design="sequential")
 
 
-class Counting:
-    """Counts the statements run through a DuckDB connection (the fetch guard pattern)."""
-
-    def __init__(self, con):
-        self._con = con
-        self.statements = 0
-
-    def execute(self, *a, **k):
-        self.statements += 1
-        return self._con.execute(*a, **k)
-
-    def sql(self, *a, **k):
-        self.statements += 1
-        return self._con.sql(*a, **k)
-
-    def __getattr__(self, name):
-        return getattr(self._con, name)
-
-
-def test_all_looks_come_from_one_pass():
+def test_all_looks_come_from_one_pass(counting_connection):
     counts = []
     for end, looks in ((None, "day"), ("2026-01-08", "day"), (None, 2)):
         logs = onlineeval.load_logs(str(SAMPLE))
-        counting = Counting(logs.con)
+        counting = counting_connection(logs.con)
         logs.con = counting
         frame = sequential_interleaving(logs, experiment=EXP, end=end, looks=looks)
         counts.append((counting.statements, len(frame)))
