@@ -14,14 +14,18 @@ times are measured inside the subprocess after imports:
            (``max(c) FILTER (WHERE c IS NOT NULL)`` per column: plain ``max``/``count`` are
            answered from Parquet statistics and read nothing);
 * pandas — the same metrics in pandas (sessions, dwell, reformulation included), reading the
-           Parquet files with ``pd.read_parquet``.
+           Parquet files with ``pd.read_parquet``;
+* polars — the same metrics, step for step as pandas, in polars lazy frames (optional: runs
+           when polars is installed, ``pip install -e ".[bench]"``).
 
-It checks that pandas and SQL agree on every metric and prints medians, ratios and peak RSS.
+It checks that pandas, polars and SQL agree on every metric (and exits non-zero if not),
+and prints medians, ratios and peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -170,7 +174,107 @@ def run_pandas(data: Path, memory_limit: str, threads: int) -> dict:
             "result": json.loads(df.to_json(orient="records"))}
 
 
-CONTENDERS = {"suite": run_suite, "floor": run_floor, "pandas": run_pandas}
+def polars_metrics(s, c, sat_dwell_s: float = 30.0, gap_min: float = 30.0):
+    """The same metrics as :func:`pandas_metrics`, step for step, in polars (lazy frames)."""
+    import polars as pl
+
+    gap_us = int(gap_min * 60 * 1_000_000)
+    sat_ms = sat_dwell_s * 1000.0
+    c = c.join(s.select("search_id", "user_id"), on="search_id", how="inner")
+    ev = pl.concat([
+        s.select("search_id", "user_id", "ts", "query",
+                 pl.lit(0).alias("kind"), pl.lit(None, pl.Float64).alias("rank"),
+                 pl.lit(None, pl.Float64).alias("dwell_ms")),
+        c.filter(pl.col("ts").is_not_null()).select(
+            "search_id", "user_id", "ts", pl.lit(None, pl.String).alias("query"),
+            pl.lit(1).alias("kind"), pl.col("rank").cast(pl.Float64),
+            pl.col("dwell_ms").cast(pl.Float64)),
+    ], how="vertical_relaxed")
+    ev = ev.sort(["user_id", "ts", "kind", "search_id", "rank", "dwell_ms"], nulls_last=True,
+                 maintain_order=True)
+    same_next = pl.col("user_id").shift(-1) == pl.col("user_id")
+    same_prev = pl.col("user_id").shift(1) == pl.col("user_id")
+    gap_next = (pl.col("ts").shift(-1) - pl.col("ts")).dt.total_microseconds()
+    gap_prev = (pl.col("ts") - pl.col("ts").shift(1)).dt.total_microseconds()
+    ev = ev.with_columns(
+        next_in=(same_next.fill_null(False) & (gap_next <= gap_us)).fill_null(False),
+        start=(~same_prev.fill_null(False)) | (gap_prev > gap_us).fill_null(True),
+        derived=gap_next / 1000.0,
+        next_kind=pl.col("kind").shift(-1),
+        next_query=pl.col("query").shift(-1),
+    ).with_columns(
+        session_no=pl.col("start").cast(pl.Int64).cum_sum().over("user_id"),
+        dwell=pl.col("dwell_ms").fill_null(
+            pl.when(pl.col("next_in")).then(pl.col("derived"))),
+    ).with_columns(
+        sat=(pl.col("kind") == 1) & ((pl.col("dwell") >= sat_ms).fill_null(False)
+                                     | (pl.col("dwell_ms").is_null() & ~pl.col("next_in"))),
+        new_query=(pl.col("next_in") & (pl.col("next_kind") == 0)
+                   & pl.col("query").is_not_null() & pl.col("next_query").is_not_null()
+                   & (pl.col("next_query") != pl.col("query"))).fill_null(False),
+    )
+    per_click = c.group_by("search_id").agg(
+        n_clicks=pl.len(), untimed=pl.col("ts").is_null().sum(),
+        min_rank=pl.col("rank").min(), first_ts=pl.col("ts").min())
+    untimed_sat = c.filter(pl.col("ts").is_null()).select(
+        "search_id", sat=(pl.col("dwell_ms") >= sat_ms).fill_null(False))
+    n_sat = pl.concat([ev.filter(pl.col("kind") == 1).select("search_id", "sat"),
+                       untimed_sat]).group_by("search_id").agg(
+        n_sat=pl.col("sat").cast(pl.Int64).sum())
+    sr = ev.filter(pl.col("kind") == 0).select("search_id", "session_no", "new_query")
+    f = (s.join(sr, on="search_id", how="inner")
+         .join(per_click, on="search_id", how="left")
+         .join(n_sat, on="search_id", how="left")
+         .with_columns(pl.col("n_clicks").fill_null(0), pl.col("n_sat").fill_null(0),
+                       pl.col("untimed").fill_null(0))
+         .with_columns(has_click=pl.col("n_clicks") > 0)
+         .with_columns(
+             reformulated=pl.col("new_query") & (pl.col("untimed") == 0),
+             rr=pl.when(pl.col("has_click")).then(1.0 / pl.col("min_rank")).otherwise(0.0),
+             ttfc=(pl.col("first_ts") - pl.col("ts")).dt.total_microseconds() / 1e6,
+             nonzero=pl.col("n_results") > 0))
+    sessions = (f.sort(["user_id", "session_no", "ts", "search_id"])
+                .group_by(["user_id", "session_no"], maintain_order=True)
+                .agg(variant=pl.col("variant").first(), has_click=pl.col("has_click").any(),
+                     success=pl.col("n_sat").sum() > 0)
+                .group_by("variant")
+                .agg(sessions=pl.len(),
+                     session_abandonment_rate=1.0 - pl.col("has_click").cast(pl.Float64).mean(),
+                     session_success_rate=pl.col("success").cast(pl.Float64).mean()))
+    per = f.group_by("variant").agg(
+        searches=pl.len(),
+        users=pl.col("user_id").n_unique(),
+        ctr=pl.col("has_click").cast(pl.Float64).mean(),
+        clicks_per_search=pl.col("n_clicks").cast(pl.Float64).mean(),
+        abandonment_rate=(pl.col("nonzero") & ~pl.col("has_click")).sum()
+        / pl.col("nonzero").sum(),
+        zero_result_rate=(pl.col("n_results") == 0).cast(pl.Float64).mean(),
+        mean_time_to_first_click_s=pl.col("ttfc").mean(),
+        click_mrr=pl.col("rr").mean(),
+        reformulation_rate=pl.col("reformulated").filter(pl.col("query").is_not_null())
+        .cast(pl.Float64).mean(),
+    )
+    out = (per.join(sessions, on="variant")
+           .with_columns(queries_per_session=pl.col("searches") / pl.col("sessions"))
+           .sort("variant"))
+    return out.collect()
+
+
+def run_polars(data: Path, memory_limit: str, threads: int) -> dict:
+    import polars as pl
+
+    t0 = time.perf_counter()
+    s = pl.scan_parquet(data / "searches.parquet")
+    c = pl.scan_parquet(data / "clicks.parquet")
+    df = polars_metrics(s, c)
+    t1 = time.perf_counter()
+    rows = [{k: (float(v) if isinstance(v, int | float) else v) for k, v in r.items()}
+            for r in df.to_dicts()]
+    return {"seconds": t1 - t0, "result": rows}
+
+
+CONTENDERS = {"suite": run_suite, "floor": run_floor, "pandas": run_pandas,
+              "polars": run_polars}
 
 
 # ----------------------------------------------------------------------------- driver
@@ -216,6 +320,8 @@ def bench_size(label: str, n: int, args: argparse.Namespace) -> dict:
     generate(n, data)
     print(f"[{label}] data ready in {time.perf_counter() - t0:.1f}s: {data}", flush=True)
     kinds = ["suite", "floor"] + ([] if n > args.pandas_max else ["pandas"])
+    if n <= args.pandas_max and importlib.util.find_spec("polars") is not None:
+        kinds.append("polars")  # optional: pip install -e ".[bench]"
     runs: dict[str, list[dict]] = {k: [] for k in kinds}
     for rep in range(args.reps):
         order = kinds[rep % len(kinds):] + kinds[:rep % len(kinds)]
@@ -238,6 +344,15 @@ def bench_size(label: str, n: int, args: argparse.Namespace) -> dict:
         summary["agree"] = not problems
         for p in problems:
             print(f"[{label}] DISAGREE {p}", flush=True)
+    if "polars" in runs:
+        rows = sorted(runs["polars"][0]["result"], key=lambda r: r["variant"])
+        ours = sorted(runs["suite"][0]["result"], key=lambda r: r["variant"])
+        problems_pl = [p.replace("pandas", "polars") for p in agree(ours, rows)]
+        summary["polars_over_suite"] = med["polars"] / med["suite"]
+        summary["suite_peak_over_polars_peak"] = peak["suite"] / peak["polars"]
+        summary["polars_agree"] = not problems_pl
+        for p in problems_pl:
+            print(f"[{label}] DISAGREE {p}", flush=True)
     return summary
 
 
@@ -256,6 +371,11 @@ def report(summary: dict) -> None:
         print(f"pandas / suite time = {summary['pandas_over_suite']:.2f}x (target >= 5); "
               f"suite / pandas peak = {summary['suite_peak_over_pandas_peak']:.2f} "
               f"(target < 0.5); results agree: {summary['agree']}")
+    if "polars" in m:
+        print(f"polars {m['polars']:8.2f}s  peak {p['polars']:7.0f} MB")
+        print(f"polars / suite time = {summary['polars_over_suite']:.2f}x (target > 1); "
+              f"suite / polars peak = {summary['suite_peak_over_polars_peak']:.2f} "
+              f"(target < 0.5); results agree: {summary['polars_agree']}")
 
 
 def main() -> None:
@@ -279,6 +399,8 @@ def main() -> None:
     out = HERE / "_out"
     out.mkdir(exist_ok=True)
     (out / "online_bench.json").write_text(json.dumps(results, indent=2))
+    if any(r.get(k) is False for r in results for k in ("agree", "polars_agree")):
+        raise SystemExit("contenders disagree with onlineeval on some metric (see above)")
 
 
 if __name__ == "__main__":
