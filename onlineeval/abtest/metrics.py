@@ -125,3 +125,8 @@ def usable(logs: object, name: object) -> ABMetric:
             + " and ".join(" or ".join(g) for g in lacking)
         )
     return metric
+
+
+def is_outcome(metric: ABMetric) -> bool:
+    """Whether ``metric`` counts attributed events (an outcome metric, which needs events)."""
+    return any(group in _EVENTS for group in metric.requires)

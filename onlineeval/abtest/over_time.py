@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from onlineeval import queries
-from onlineeval.abtest.metrics import ABMetric, usable
+from onlineeval.abtest.metrics import ABMetric, is_outcome, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
 from onlineeval.abtest.units import (
     analysis_window,
@@ -129,7 +129,7 @@ def over_time_units(
         )
     window = analysis_window(start, end)
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True,
-                                         hourly=hourly)
+                                         hourly=hourly, outcomes=is_outcome(chosen))
     if arms is not None:
         check_arms(known, *arms)
     con = logs.con

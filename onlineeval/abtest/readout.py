@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.abtest.metrics import ORDER, ABMetric, missing, resolve
+from onlineeval.abtest.metrics import ORDER, ABMetric, is_outcome, missing, resolve
 from onlineeval.abtest.units import (
     UnitData,
     analysis_window,
@@ -330,7 +330,8 @@ def abtest(
             stacklevel=2,
         )
     data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment,
-                      start=window.start, end=window.end, cuped=window.cuped)
+                      start=window.start, end=window.end, cuped=window.cuped,
+                      outcomes=any(map(is_outcome, chosen)))
     given_control = control
     control, treatment, expected_split = _variant_keys(logs, data.known_variants, control,
                                                        treatment, expected_split)

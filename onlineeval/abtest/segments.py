@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.abtest.metrics import UNIT_SUMS, usable
+from onlineeval.abtest.metrics import UNIT_SUMS, is_outcome, usable
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
 from onlineeval.abtest.units import (
     analysis_window,
@@ -88,7 +88,8 @@ def segment_effects(
             f"{', '.join(columns)}"
         )
     window = analysis_window(start, end)
-    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column,
+                                         outcomes=is_outcome(chosen))
     check_arms(known, control, treatment)
     rows = logs.con.execute(sql, params).df()
     segment_of, moving = _first_segments(rows)

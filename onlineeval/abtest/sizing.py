@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from onlineeval import queries
-from onlineeval.abtest.metrics import ORDER, UNIT_SUMS, missing, resolve
+from onlineeval.abtest.metrics import ORDER, UNIT_SUMS, is_outcome, missing, resolve
 from onlineeval.abtest.readout import MIN_UNITS, check_min_units
 from onlineeval.abtest.units import unit_sums_query
 from onlineeval.errors import InvalidParameterError
@@ -91,7 +91,8 @@ def power(
             f"the log {logs.source} lacks the columns these metrics need: {unusable}; "
             "choose other metrics (see onlineeval.online.METRICS for the requirements)"
         )
-    sql, params, known = unit_sums_query(logs, unit=unit, experiment=experiment)
+    sql, params, known = unit_sums_query(logs, unit=unit, experiment=experiment,
+                                         outcomes=any(map(is_outcome, chosen)))
     given_variant = variant
     if variant is not None:
         variant = variants.checked(logs, variant, "variant", known)

@@ -170,7 +170,7 @@ def analysis_window(
 def load_units(
     logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
     experiment: str | None = None, *, start: Any = None, end: Any = None,
-    cuped: bool | None = None,
+    cuped: bool | None = None, outcomes: bool = True,
 ) -> UnitData:
     """Run the unit aggregation and return per-variant arrays (see the module docstring).
 
@@ -178,7 +178,8 @@ def load_units(
     ``cuped`` as for :func:`analysis_window`.
     """
     window = analysis_window(start, end, pre_period, cuped)
-    sql, params, known = unit_sums_query(logs, unit, experiment, window=window)
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window,
+                                         outcomes=outcomes)
     data = unit_arrays(logs.con.execute(sql, params).df(), known, window.cuped)
     data.experiment = params["experiment"]
     # unit_arrays knows the first and last exposure analysed; the bounds come from the window
@@ -202,7 +203,7 @@ def unit_rows(
 def unit_sums_query(
     logs: Any, unit: str = "user_id", experiment: str | None = None, *,
     window: Window | None = None, key: str | None = None, daily: bool = False,
-    hourly: bool = False,
+    hourly: bool = False, outcomes: bool = True,
 ) -> tuple[str, dict[str, Any], list[str]]:
     """``sql/ab/unit_sums`` rendered for ``logs`` with its bind parameters, and the variant
     names of the log (of the experiment when there is one), after checking the arguments.
@@ -218,8 +219,7 @@ def unit_sums_query(
     split each unit's exposure rows further, by that column's value and by day (the query's
     header: ``key``, ``daily``; with ``hourly`` as well, by hour).
     """
-    from onlineeval.online import search_facts
-    from onlineeval.online.facts import STATISTICS
+    from onlineeval.online.facts import STATISTICS, facts_view
     from onlineeval.online.grouping import experiment_names
 
     con = logs.con
@@ -253,7 +253,9 @@ def unit_sums_query(
         # pooled with its exposures
         experiment = names[0]
     known = variants.names(logs, experiment)
-    facts = search_facts(logs)
+    # outcomes: whether the caller reads an outcome metric, and so whether the events'
+    # attribution is reported (online.facts); the numbers are the same either way
+    facts = facts_view(logs, outcomes=outcomes)[0]
     q = load("ab/unit_sums")
     w = window or Window()
     params = q.bind(by_exposure=window is not None, cuped=w.cuped, experiment=experiment,

@@ -165,7 +165,7 @@ def search_facts(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float 
 
 
 def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 30,
-               user_key: bool = False) -> tuple[str, str]:
+               user_key: bool = False, outcomes: bool = True) -> tuple[str, str]:
     """:func:`search_facts`, optionally with a user key column for counting users.
 
     With ``user_key``, when sessions are derived and the 64-bit hash of ``user_id`` is
@@ -192,20 +192,25 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
             extra=["_oe_pk"] if keyed else [], sessions=True, hashed=hashed,
             gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive)
     session = ["user_id", "session_no" if derive else "session_id"]
-    return _with_events(logs, name, name + "__clicks", session), "_oe_pk" if keyed else "user_id"
+    return (_with_events(logs, name, name + "__clicks", session, outcomes),
+            "_oe_pk" if keyed else "user_id")
 
 
-def _with_events(logs: Logs, name: str, facts: str, session: list[str]) -> str:
+def _with_events(logs: Logs, name: str, facts: str, session: list[str],
+                 outcomes: bool = True) -> str:
     """The view ``name``: the click facts ``facts`` with the outcome facts of the attributed
     events (online/event_facts); its name carries the attribution settings when the log has
-    events, since another window or type gives other facts."""
+    events, since another window or type gives other facts. ``outcomes`` false: the caller
+    reads no outcome column, so the events' attribution is not reported from here (a
+    warning about events would be noise beside a click metric)."""
     attribution: list[str] = []
     events = bool(getattr(logs, "has_events", False))
     if events:
         from onlineeval.online.attribution import attribution_view, warn_events
 
         view = attribution_view(logs)
-        warn_events(logs, view, stacklevel=5)
+        if outcomes:
+            warn_events(logs, view, stacklevel=5)
         attribution = [view]
         name += view.removeprefix("online_attribution")
     sessions = logs.has("searches", "session_id") or logs.has("searches", "ts")
