@@ -201,16 +201,20 @@ def _with_events(logs: Logs, name: str, facts: str, session: list[str],
     """The view ``name``: the click facts ``facts`` with the outcome facts of the attributed
     events (online/event_facts); its name carries the attribution settings when the log has
     events, since another window or type gives other facts. ``outcomes`` false: the caller
-    reads no outcome column, so the events' attribution is not reported from here (a
-    warning about events would be noise beside a click metric)."""
+    reads no outcome column, so the events are neither attributed (the attribution costs a
+    join of every event with its user's searches) nor reported (a warning about events would
+    be noise beside a click metric); the outcome columns of that view are 0 and its name
+    says so."""
     attribution: list[str] = []
     events = bool(getattr(logs, "has_events", False))
+    if events and not outcomes:
+        events = False
+        name += "__no_outcomes"
     if events:
         from onlineeval.online.attribution import attribution_view, warn_events
 
         view = attribution_view(logs)
-        if outcomes:
-            warn_events(logs, view, stacklevel=5)
+        warn_events(logs, view, stacklevel=5)
         attribution = [view]
         name += view.removeprefix("online_attribution")
     sessions = logs.has("searches", "session_id") or logs.has("searches", "ts")
