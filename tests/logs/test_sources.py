@@ -78,7 +78,7 @@ def test_path_must_be_a_directory(tiny_dir, tmp_path):
         onlineeval.load_logs(searches=tmp_path / "nope.csv", clicks=tiny_dir / "clicks.csv")
     with pytest.raises(SchemaError, match="matches no file"):
         onlineeval.load_logs(searches=str(tmp_path / "*.csv"), clicks=tiny_dir / "clicks.csv")
-    with pytest.raises(SchemaError, match="must be a path .* or a pandas DataFrame; got int"):
+    with pytest.raises(SchemaError, match="must be a path .* a pandas DataFrame, a pyarrow .* got int"):
         onlineeval.load_logs(searches=3, clicks=tiny_dir / "clicks.csv")
 
 
