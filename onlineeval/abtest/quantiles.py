@@ -140,7 +140,9 @@ def quantile_effects(
     logs = as_logs(logs)
     column = _value_column(logs, metric)
     window = analysis_window(start, end)
-    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column)
+    # the values are time to first click or a searches column, never an outcome of events
+    sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column,
+                                         outcomes=False)
     check_arms(known, control, treatment)
     con = logs.con
     rows, excluded = exposure_rows(con, "ab_quantiles", sql, params)

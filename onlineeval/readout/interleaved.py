@@ -91,10 +91,11 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
 def _event_credit(logs: Any, experiment: Any, a: str, b: str, common: dict[str, Any],
                   start: Any, end: Any) -> EventCredit | None:
     """The comparison of teams ``a`` (treatment) and ``b`` credited by events, when the log
-    has an events table: of the readout's event type, or of the log's only type (with
-    several types and none chosen there is no one credit, and a warning says so)."""
-    import warnings
-
+    has an events table: of the readout's event type, or of the log's only type. With
+    several types and none chosen there is no one credit: none is read out, without a
+    warning (the click credit is the readout's; event credit is an extra the user asks for
+    with event_type=, and a warning on every readout of a log with carts and purchases
+    would be noise)."""
     from onlineeval.interleaving import interleaving_readout
     from onlineeval.online.attribution import event_types
 
@@ -104,11 +105,6 @@ def _event_credit(logs: Any, experiment: Any, a: str, b: str, common: dict[str, 
     if credit is None:
         types = list(event_types(logs))
         if len(types) != 1:
-            if types:
-                warnings.warn(
-                    f"the interleaving log's events have several types ({', '.join(types)}): "
-                    "no event credit is read out; choose one with event_type= (CLI: "
-                    "--event-type TYPE)", UserWarning, stacklevel=4)
             return None
         credit = types[0]
     out = interleaving_readout(logs, None if experiment is None else str(experiment),
