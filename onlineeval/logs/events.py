@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,8 +60,10 @@ def window_us(value: Any) -> int:
         try:
             hours = float(text)
         except ValueError:
+            # pandas deprecates its unit "d" (FutureWarning): "7d" is spelled "7 days" for it
+            days = re.fullmatch(r"([0-9.]+)\s*d", text)
             try:
-                hours = pd.Timedelta(text) / pd.Timedelta(hours=1)
+                hours = pd.Timedelta(f"{days[1]} days" if days else text) / pd.Timedelta(hours=1)
             except ValueError:
                 hours = None
     if hours is None or math.isnan(hours) or hours < 0:

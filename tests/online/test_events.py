@@ -375,3 +375,13 @@ def test_the_cli_takes_the_event_options(tmp_path, capsys):
     assert out.loc[0, "metric"] == "revenue_per_unit"
     assert main(["online", str(tmp_path), "--attribution-window", "soon"]) == 2
     assert "attribution_window" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "hours"), [("7d", 168.0), ("1.5d", 36.0), ("30min", 0.5),
+                                             ("24h", 24.0), ("7 days", 168.0)])
+def test_window_text_is_read_without_pandas_deprecation_warnings(text, hours):
+    from onlineeval.logs.events import window_us
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert window_us(text) == round(hours * 3_600_000_000)
