@@ -222,7 +222,7 @@ def test_interleaving_fetches_per_user_rows(monkeypatch: pytest.MonkeyPatch) -> 
 
     logs, con = _logs(team=True)
     # as_logs insists on a real DuckDB connection; the wrapper stands in for one here
-    monkeypatch.setattr(readout, "as_logs", lambda x: x)
+    monkeypatch.setattr(readout, "as_logs", lambda x, **_: x)
     out = onlineeval.interleaving_readout(logs)
     assert len(out) == 1
     assert max(con.fetched) <= USERS
