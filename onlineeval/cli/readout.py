@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--secondary", default=None, metavar="M[,M...]|none",
                         help="secondary metrics, unadjusted (default every metric the log "
                              "supports; none for none)")
+    parser.add_argument("--runs", default=None, metavar="CONTROL.run,TREATMENT.run",
+                        help="the control's and the treatment's TREC runs: with --qrels, the "
+                        "offline prediction beside the online result")
+    parser.add_argument("--qrels", default=None, metavar="FILE",
+                        help="TREC qrels judging the runs (with --runs)")
     parser.add_argument("--segments", default=None, metavar="COL",
                         help="break the effect down by this searches column")
     add_window_arguments(parser, "exposures")
@@ -104,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sequential:
         return _sequential(args)
     from onlineeval.atomic import Output, fill
-    from onlineeval.errors import InputError
+    from onlineeval.errors import InputError, InvalidParameterError
     from onlineeval.readout import readout
     from onlineeval.readout.text import csv_frame, render_text
 
@@ -116,10 +121,20 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(
                 "HTML readout not available yet in this version: drop -o (use --json)"
             ) from None
+    runs = None
+    if (args.runs is None) != (args.qrels is None):
+        raise InvalidParameterError("--runs and --qrels go together: give both (the offline "
+                                    "prediction needs the two runs and their judgments)")
+    if args.runs is not None:
+        runs = tuple(r.strip() for r in args.runs.split(","))
+        if len(runs) != 2 or not all(runs):
+            raise InvalidParameterError(f"--runs takes two runs, CONTROL.run,TREATMENT.run; "
+                                        f"got {args.runs!r}")
     logs = [load(args, always_report=False, path=p) for p in args.logs]
     secondary = None if args.secondary is None else (
         () if args.secondary.strip().lower() == "none" else args.secondary)
-    with Output(inputs=[*args.logs, *(args.columns_file or ())]) as out:
+    with Output(inputs=[*args.logs, *(args.columns_file or ()), *(runs or ()),
+                        *([args.qrels] if args.qrels else [])]) as out:
         json_tmp = out.file(args.json) if args.json else None
         html_tmp = out.file(args.output) if args.output else None
         ro = readout(
@@ -128,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             guardrails=args.guardrails, non_inferiority=args.non_inferiority,
             segments=args.segments, start=args.start, end=args.end, alpha=args.alpha,
             design=args.design, secondary=secondary, control_team=args.control_team,
-            treatment_team=args.treatment_team,
+            treatment_team=args.treatment_team, runs=runs, qrels=args.qrels,
         )
         if json_tmp is not None:
             fill(json_tmp, json.dumps(ro.to_dict(), indent=2, allow_nan=False) + "\n")

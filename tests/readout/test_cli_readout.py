@@ -91,3 +91,29 @@ def test_number_format():
     assert count(3157.7) == "3,158"
     assert when(pd.Timestamp("2026-01-05")) == "2026-01-05"
     assert when(pd.Timestamp("2026-01-05 10:03:31.9")) == "2026-01-05 10:03"
+
+
+def test_runs_and_qrels_add_the_offline_prediction_as_the_api_does(capsys):
+    """``--runs C,T --qrels Q`` is the API's ``runs=(C, T), qrels=Q``: the same offline
+    section in JSON; the runs and qrels go together."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "sample_logs"
+    runs = (str(sample / "runs" / "s080.run"), str(sample / "runs" / "s040.run"))
+    qrels = str(sample / "qrels.txt")
+    args = ["readout", str(sample / "ab"), "--experiment", "s080_vs_s040", "--secondary",
+            "none", "--format", "json"]
+    assert main([*args, "--runs", ",".join(runs), "--qrels", qrels]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ro = onlineeval.readout(str(sample / "ab"), experiment="s080_vs_s040", secondary=(),
+                                runs=runs, qrels=qrels)
+    assert printed["offline"] and printed["offline"] == json.loads(
+        json.dumps(ro.to_dict()["offline"]))
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out).get("offline") is None
+    assert main([*args, "--runs", ",".join(runs)]) == 2
+    assert "--runs and --qrels go together" in capsys.readouterr().err
+    assert main([*args, "--runs", runs[0], "--qrels", qrels]) == 2
+    assert "--runs takes two runs" in capsys.readouterr().err
