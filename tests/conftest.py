@@ -161,3 +161,25 @@ def counting_connection() -> type[CountingConnection]:
     """:class:`CountingConnection`, for tests that a computation reads a log a fixed number
     of times (e.g. once for all looks)."""
     return CountingConnection
+
+
+def _hand_sequence(est, se, n, alpha, rho2):
+    """Waudby-Smith et al. normal mixture, written from the formula (not from
+    onlineeval.stats.sequential), running over looks: the oracle of the A/B and the
+    interleaving sequential tests."""
+    import numpy as np
+
+    lo, hi, p = [], [], []
+    for e, s, t in zip(est, se, n, strict=True):
+        sigma = s * np.sqrt(t)
+        a = t * rho2 + 1
+        margin = np.sqrt(2 * a / (t * t * rho2) * np.log(np.sqrt(a) / alpha))
+        lo.append(e - sigma * margin)
+        hi.append(e + sigma * margin)
+        p.append(min(1.0, np.sqrt(a) * np.exp(-(e / s) ** 2 * t * rho2 / (2 * a))))
+    return (np.maximum.accumulate(lo), np.minimum.accumulate(hi), np.minimum.accumulate(p))
+
+
+@pytest.fixture
+def hand_sequence():
+    return _hand_sequence

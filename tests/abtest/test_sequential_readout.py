@@ -26,21 +26,8 @@ def logs():
     return onlineeval.load_logs(str(SAMPLE))
 
 
-def hand_sequence(est, se, n, alpha, rho2):
-    """Waudby-Smith et al. normal mixture, written from the formula, running over looks."""
-    lo, hi, p = [], [], []
-    for e, s, t in zip(est, se, n, strict=True):
-        sigma = s * np.sqrt(t)
-        a = t * rho2 + 1
-        margin = np.sqrt(2 * a / (t * t * rho2) * np.log(np.sqrt(a) / alpha))
-        lo.append(e - sigma * margin)
-        hi.append(e + sigma * margin)
-        p.append(min(1.0, np.sqrt(a) * np.exp(-(e / s) ** 2 * t * rho2 / (2 * a))))
-    return (np.maximum.accumulate(lo), np.minimum.accumulate(hi), np.minimum.accumulate(p))
-
-
 @pytest.mark.parametrize("metric", ["ctr", "searches_per_unit"])
-def test_each_look_is_the_sequence_of_the_fixed_horizon_estimate(logs, metric):
+def test_each_look_is_the_sequence_of_the_fixed_horizon_estimate(logs, metric, hand_sequence):
     seq = sequential_readout(logs, "control", "treatment", metric, experiment=EXP)
     fixed = effect_over_time(logs, "control", "treatment", metric, experiment=EXP)
     assert list(seq["look_end"]) == list(fixed["day"])

@@ -32,23 +32,7 @@ def logs():
     return onlineeval.load_logs(str(SAMPLE))
 
 
-def hand_sequence(est, se, n, alpha, rho2):
-    """Normal-mixture boundary (Robbins; Howard et al. 2021) at each look, carried as a
-    running intersection / minimum."""
-    lo, hi, p = [], [], []
-    for e, s, t in zip(est, se, n, strict=True):
-        v = s * s * t  # the variance of one term
-        half = np.sqrt(v * (t * rho2 + 1) / (t * t * rho2)
-                       * np.log((t * rho2 + 1) / alpha ** 2))
-        lo.append(e - half)
-        hi.append(e + half)
-        log_mixture = -0.5 * np.log(t * rho2 + 1) + (e * t) ** 2 / v * rho2 / (
-            2 * (t * rho2 + 1))
-        p.append(min(1.0, np.exp(-log_mixture)))
-    return np.maximum.accumulate(lo), np.minimum.accumulate(hi), np.minimum.accumulate(p)
-
-
-def test_each_look_is_the_interleaving_readout_ended_there(logs):
+def test_each_look_is_the_interleaving_readout_ended_there(logs, hand_sequence):
     seq = sequential_readout(logs, experiment=EXP)
     assert list(seq.columns) == list(COLUMNS) and len(seq) == 14
     assert seq.attrs["design"] == "interleaving"
@@ -184,7 +168,7 @@ def test_a_real_preference_is_found_and_stops_early():
     assert np.median([s for s in stops if s is not None]) < 14
 
 
-def test_preference_sequence_is_the_user_test_per_look_by_hand():
+def test_preference_sequence_is_the_user_test_per_look_by_hand(hand_sequence):
     # three users over two looks: look 1 sees u0 (2 wins of T) and u1 (1 win of C, 1 tie);
     # look 2 adds u1's win of T and u2's page without a decision
     users = np.array([0, 1, 1, 2])
@@ -204,7 +188,7 @@ def test_preference_sequence_is_the_user_test_per_look_by_hand():
     np.testing.assert_allclose(seq.p_value, p, rtol=1e-12)
 
 
-def test_hand_made_pages_through_the_sql(hand_frames, raw_logs):
+def test_hand_made_pages_through_the_sql(hand_frames, raw_logs, hand_sequence):
     """The conftest's hand-made experiment e1 (teams x, y) with y as the treatment. Day 0:
     u1 has one page won by x and one by y (Δ_u 0), u2 a tie and an undecided page (0), u3 a
     page won by x (−1/2) and an undecided one; day 1: u4's page won by x (−1/2). p4 (u2's
