@@ -55,6 +55,49 @@ def add_estimate_arguments(parser: Any, estimator: str = "ips") -> None:
                         help="logged ranks read (default 10)")
 
 
+class _OptionsParser(argparse.ArgumentParser):
+    """Reads ``KEY=VALUE`` options as the estimate's own options; a bad one is an error
+    naming it (one line), not argparse's exit."""
+
+    def error(self, message: str) -> Any:
+        from onlineeval.errors import InvalidParameterError
+
+        raise InvalidParameterError(f"{self.prog}: {message}")
+
+
+def parse_estimate_options(text: str | None, option: str, estimator: str = "snips",
+                           ) -> dict[str, Any]:
+    """``KEY=VALUE[,KEY=VALUE...]`` (the keywords of :func:`onlineeval.counterfactual.
+    evaluate`, e.g. ``estimator=dr,clip=10,max_rank=5``) as keyword arguments, read and
+    checked by the same option definitions as ``onlineeval counterfactual``'s; only the keys
+    given are returned (the caller's defaults stand for the others). ``option`` names the
+    command-line option in errors."""
+    from onlineeval.errors import InvalidParameterError
+
+    parser = _OptionsParser(prog=option, add_help=False)
+    add_estimate_arguments(parser, estimator=estimator)
+    parser.add_argument("--confidence", type=float)
+    argv, given = [], []
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InvalidParameterError(f"{option}: expected KEY=VALUE, got {item.strip()!r} "
+                                        "(e.g. estimator=dr,clip=10)")
+        argv += [f"--{key.replace('_', '-')}", value.strip()]
+        given.append(key)
+    known = {a.dest for a in parser._actions}
+    unknown = [k for k in given if k not in known]
+    if unknown:
+        keys = sorted(k for k in known if k != "help")
+        raise InvalidParameterError(f"{option}: unknown key {unknown[0]!r}; use "
+                                    f"{', '.join(keys)}")
+    args = vars(parser.parse_args(argv))
+    return {k: args[k] for k in dict.fromkeys(given)}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_logs_arguments(parser, "log directory (searches, results, clicks)")
     parser.add_argument("--run", required=True, metavar="FILE",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from onlineeval.cli._experiment_args import add_window_arguments
 from onlineeval.cli._logs import add_event_arguments, add_mapping_arguments, load
@@ -47,6 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "offline prediction beside the online result")
     parser.add_argument("--qrels", default=None, metavar="FILE",
                         help="TREC qrels judging the runs (with --runs)")
+    parser.add_argument("--counterfactual", default=None, metavar="LOGS",
+                        help="the log of the ranker(s) shown before or beside the experiment: "
+                        "adds the counterfactual prediction of this A/B, treatment run - "
+                        "control run clicks@10 estimated on that log (needs --runs and "
+                        "--qrels)")
+    parser.add_argument("--counterfactual-options", default=None, metavar="KEY=VALUE[,...]",
+                        help="options of that estimate, the keywords of `onlineeval "
+                        "counterfactual`: estimator (default snips), propensities, metric, "
+                        "model, clip, query (default qid when the log has it), unit, "
+                        "max_rank, confidence; e.g. estimator=dr,clip=10")
     parser.add_argument("--segments", default=None, metavar="COL",
                         help="break the effect down by this searches column")
     add_window_arguments(parser, "exposures")
@@ -86,9 +97,9 @@ def _sequential(args: argparse.Namespace) -> int:
     from onlineeval.errors import InvalidParameterError
     from onlineeval.stats.sequential import parse_looks
 
-    if len(args.logs) != 1 or args.output or args.json:
+    if len(args.logs) != 1 or args.output or args.json or args.counterfactual:
         raise InvalidParameterError("--sequential reads one log and writes to stdout: "
-                                    "drop the second LOGS, -o and --json")
+                                    "drop the second LOGS, -o, --json and --counterfactual")
     looks = parse_looks(args.looks)
     logs = load(args, always_report=False, path=args.logs[0])
     metrics = [m.strip() for m in f"{args.primary},{args.guardrails}".split(",") if m.strip()]
@@ -103,6 +114,25 @@ def _sequential(args: argparse.Namespace) -> int:
         experiment=args.experiment, start=args.start, end=args.end, design=args.design)
     emit(frame, args.format, float_format="{:.4g}")
     return 0
+
+
+def _counterfactual(args: argparse.Namespace, runs: tuple[str, ...] | None,
+                    ) -> tuple[Any, dict[str, Any] | None]:
+    """The logging log and the estimate's options of ``--counterfactual`` (None, None
+    without it)."""
+    from onlineeval.cli.counterfactual import parse_estimate_options
+    from onlineeval.errors import InvalidParameterError
+
+    if args.counterfactual is None:
+        if args.counterfactual_options is not None:
+            raise InvalidParameterError("--counterfactual-options needs --counterfactual LOGS "
+                                        "(the logging ranker's log)")
+        return None, None
+    if runs is None:
+        raise InvalidParameterError("--counterfactual needs --runs CONTROL.run,TREATMENT.run "
+                                    "(and --qrels): the two rankings whose clicks it predicts")
+    options = parse_estimate_options(args.counterfactual_options, "--counterfactual-options")
+    return load(args, always_report=False, path=args.counterfactual), options
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,11 +160,13 @@ def run(args: argparse.Namespace) -> int:
         if len(runs) != 2 or not all(runs):
             raise InvalidParameterError(f"--runs takes two runs, CONTROL.run,TREATMENT.run; "
                                         f"got {args.runs!r}")
+    cf_logs, cf_options = _counterfactual(args, runs)
     logs = [load(args, always_report=False, path=p) for p in args.logs]
     secondary = None if args.secondary is None else (
         () if args.secondary.strip().lower() == "none" else args.secondary)
     with Output(inputs=[*args.logs, *(args.columns_file or ()), *(runs or ()),
-                        *([args.qrels] if args.qrels else [])]) as out:
+                        *([args.qrels] if args.qrels else []),
+                        *([args.counterfactual] if args.counterfactual else [])]) as out:
         json_tmp = out.file(args.json) if args.json else None
         html_tmp = out.file(args.output) if args.output else None
         ro = readout(
@@ -144,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             segments=args.segments, start=args.start, end=args.end, alpha=args.alpha,
             design=args.design, secondary=secondary, control_team=args.control_team,
             treatment_team=args.treatment_team, runs=runs, qrels=args.qrels,
+            counterfactual=cf_logs, counterfactual_options=cf_options,
         )
         if json_tmp is not None:
             fill(json_tmp, json.dumps(ro.to_dict(), indent=2, allow_nan=False) + "\n")

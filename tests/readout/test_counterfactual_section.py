@@ -54,3 +54,55 @@ def test_counterfactual_needs_runs():
             warnings.simplefilter("ignore")
             onlineeval.readout(SAMPLE / "ab", experiment="s100_vs_s080",
                                counterfactual=SAMPLE / "ab", secondary=())
+
+
+def test_cli_readout_counterfactual_equals_the_api(capsys):
+    """``onlineeval readout --counterfactual LOGS --counterfactual-options K=V`` shows what
+    ``readout(counterfactual=, counterfactual_options=)`` computes: the JSON section equals
+    compare() with the options given (and qid as the query column, the section's default),
+    and the terminal text carries the same Δ."""
+    from onlineeval.cli import main
+    from onlineeval.formatting import number
+
+    ab = str(SAMPLE / "ab")
+    argv = ["readout", ab, "--experiment", "s100_vs_s080", "--runs", ",".join(RUNS),
+            "--qrels", str(SAMPLE / "qrels.txt"), "--secondary", "none",
+            "--counterfactual", ab, "--counterfactual-options",
+            "estimator=ips,metric=clicks@5,max_rank=5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*argv, "--format", "json"]) == 0
+        got = json.loads(capsys.readouterr().out)["counterfactual"]
+        want = compare(onlineeval.load_logs(ab), *RUNS, query="qid", estimator="ips",
+                       metric="clicks@5", max_rank=5)
+    assert (got["estimator"], got["metric"]) == ("ips", "clicks@5")
+    assert (got["estimate"], got["ci_low"], got["ci_high"], got["p_value"]) == pytest.approx(
+        (want.result.estimate, want.result.ci_low, want.result.ci_high,
+         want.result.p_value), rel=1e-9)
+    assert (got["control_value"], got["treatment_value"]) == pytest.approx(
+        (want.control.value, want.treatment.value), rel=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(argv) == 0
+    text = " ".join(capsys.readouterr().out.split())  # the text wraps its lines
+    assert f"Δ clicks@5 {number(want.result.estimate, signed=True)} [" in text
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--counterfactual", "LOGS"], "--counterfactual needs --runs"),
+    (["--counterfactual-options", "estimator=dr"], "--counterfactual-options needs "
+                                                   "--counterfactual"),
+    (["--runs", "a.run,b.run", "--qrels", "q", "--counterfactual", "LOGS",
+      "--counterfactual-options", "foo=1"], "unknown key 'foo'; use clip, confidence"),
+    (["--runs", "a.run,b.run", "--qrels", "q", "--counterfactual", "LOGS",
+      "--counterfactual-options", "estimator"], "expected KEY=VALUE"),
+    (["--runs", "a.run,b.run", "--qrels", "q", "--counterfactual", "LOGS",
+      "--counterfactual-options", "clip=x"], "invalid float value: 'x'"),
+])
+def test_cli_counterfactual_options_are_checked_before_any_log_is_read(capsys, extra,
+                                                                        message):
+    from onlineeval.cli import main
+
+    assert main(["readout", "no-such-dir", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
