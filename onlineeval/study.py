@@ -26,6 +26,13 @@ table is one ranker pair and may override any default::
                                       # a metric with a margin is a guardrail
     columns = "mapping.toml"          # the logs' own column names: a --columns-file, or the
                                       # same mapping inline as [columns] / [columns.searches]
+    counterfactual_logs = "logging"   # optional: the log of the ranker(s) shown before the
+                                      # experiments: adds each experiment's counterfactual Δ
+                                      # (treatment run − control run clicks@10, estimated on
+                                      # it) beside the offline and online Δ
+    counterfactual_options = { estimator = "dr", clip = 10 }   # optional: that estimate's
+                                      # options (onlineeval.counterfactual.evaluate keywords;
+                                      # default snips, qid as the query column when present)
 
     [[experiment]]
     name = "s260_vs_s040"             # required, unique
@@ -36,8 +43,9 @@ table is one ranker pair and may override any default::
     # (default: name); control_variant / treatment_variant (default control / treatment);
     # control_team / treatment_team: the `results.team` names of the interleaved rankers
     # (default: the run files' stems, e.g. s260 / s040; without runs, the teams' names tell:
-    # onlineeval.interleaving.teams); primary, guardrails, non_inferiority and columns
-    # (each replaces the top-level value for this experiment)
+    # onlineeval.interleaving.teams); primary, guardrails, non_inferiority, columns,
+    # counterfactual_logs and counterfactual_options (each replaces the top-level value for
+    # this experiment; the counterfactual Δ needs the runs)
 
 The per-experiment readouts (``onlineeval report`` and ``demo``) read each experiment with its
 primary metrics, guardrails and margins (as ``onlineeval readout --primary --guardrails
@@ -68,13 +76,14 @@ _TOP_KEYS: dict[str, type | tuple[type, ...]] = {
     "interleaving_logs": str, "alpha": (int, float), "test": str, "correction": str,
     "large_margin": (int, float), "seed": int, "n_resamples": int, "experiment": list,
     "primary": list, "guardrails": list, "non_inferiority": dict, "columns": (str, dict),
+    "counterfactual_logs": str, "counterfactual_options": dict,
 }
 _EXP_KEYS: dict[str, type | tuple[type, ...]] = {
     "name": str, "control_run": str, "treatment_run": str, "qrels": str, "ab_logs": str,
     "interleaving_logs": str, "ab_experiment": str, "interleaving_experiment": str,
     "control_variant": str, "treatment_variant": str, "control_team": str,
     "treatment_team": str, "primary": list, "guardrails": list, "non_inferiority": dict,
-    "columns": (str, dict),
+    "columns": (str, dict), "counterfactual_logs": str, "counterfactual_options": dict,
 }
 
 DEFAULT_MEASURES = ("ndcg_cut_10", "map", "P_10", "recip_rank")
@@ -109,6 +118,10 @@ class Experiment:
     #: the logs' column mapping (None: canonical names) and the file it was read from
     columns: Any = None
     columns_file: Path | None = None
+    #: the logging ranker's log on which the counterfactual Δ of the runs is estimated, and
+    #: the estimate's options (:func:`onlineeval.counterfactual.evaluate` keywords)
+    counterfactual_logs: Path | None = None
+    counterfactual_options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def guardrails(self) -> tuple[str, ...]:
@@ -250,6 +263,28 @@ def _columns(value: Any, base: Path, where: str) -> tuple[Any, Path | None]:
                          ) from None
 
 
+def _counterfactual_options(value: dict[str, Any], base: Path, where: str) -> dict[str, Any]:
+    """The ``counterfactual_options`` table: keywords of
+    :func:`onlineeval.counterfactual.evaluate` (a propensities or model file relative to the
+    study file)."""
+    import inspect
+
+    from onlineeval.counterfactual import evaluate
+
+    allowed = [k for k in inspect.signature(evaluate).parameters if k not in ("logs", "run")]
+    out = {}
+    for key, v in value.items():
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise InputError(f"{where}.{key}: unknown option{hint} Allowed: "
+                             f"{', '.join(allowed)}")
+        if key in ("propensities", "model") and isinstance(v, str) and (base / v).is_file():
+            v = str((base / v).resolve())
+        out[key] = v
+    return out
+
+
 def read_study(path: str | Path) -> Study:
     """Read and validate a study file; see the module docstring for its keys."""
     path = Path(path)
@@ -354,6 +389,14 @@ def read_study(path: str | Path) -> Study:
             primary, margins = top_metrics
         columns, columns_file = _columns(exp["columns"], base, f"{where}.columns") \
             if "columns" in exp else top_columns
+        cf_logs = get("counterfactual_logs")
+        if "counterfactual_logs" in exp and not runs:
+            raise InputError(f"{where}.counterfactual_logs: the counterfactual Δ is that of the "
+                             "runs: give control_run and treatment_run too")
+        cf_where = f"{where}.counterfactual_options" if "counterfactual_options" in exp \
+            else f"{src}: counterfactual_options"
+        cf_options = _counterfactual_options(get("counterfactual_options") or {}, base,
+                                             cf_where)
         experiments.append(Experiment(
             name=name, qrels=qrels, control_run=control_run, treatment_run=treatment_run,
             ab_logs=None if ab is None else _path(base, ab, f"{where}.ab_logs", "dir"),
@@ -367,6 +410,9 @@ def read_study(path: str | Path) -> Study:
             treatment_team=exp.get("treatment_team", treatment_run.stem if runs else ""),
             primary=primary, non_inferiority=margins, columns=columns,
             columns_file=columns_file,
+            counterfactual_logs=_path(base, cf_logs, f"{where}.counterfactual_logs", "dir")
+            if cf_logs is not None and runs else None,
+            counterfactual_options=cf_options,
         ))
     return Study(
         path=path, title=data.get("title", path.stem), measures=measures,

@@ -112,13 +112,15 @@ def compare(logs: Any, control_run: Any, treatment_run: Any, **options: Any,
     :func:`onlineeval.counterfactual.evaluate` (metric, propensities, estimator, clip,
     model, query, unit, max_rank, confidence, searches); the propensities are found once
     and serve both rankings."""
-    return _compare(prepare(logs, **options), control_run, treatment_run)
+    return compare_prepared(prepare(logs, **options), control_run, treatment_run)
 
 
-def _compare(setup: Prepared, control_run: Any, treatment_run: Any,
-             seen: dict[str, Any] | None = None) -> CounterfactualComparison:
-    """``seen``: estimates already made on this setup, by run path (a run file shared by
-    several pairs is estimated once)."""
+def compare_prepared(setup: Prepared, control_run: Any, treatment_run: Any,
+                     seen: dict[str, Any] | None = None) -> CounterfactualComparison:
+    """:func:`compare` on a log already prepared (:func:`onlineeval.counterfactual.
+    evaluation.prepare`: options checked, propensities found), for callers that compare
+    several pairs on one log. ``seen``: estimates already made on this setup, by run path
+    (a run file shared by several pairs is estimated once)."""
     def one(run: Any) -> Any:
         if seen is None or not isinstance(run, (str, PathLike)):
             return setup.result(run)
@@ -150,7 +152,7 @@ def compare_pairs(logs: Any, pairs: Mapping[str, tuple[Any, Any]], **options: An
     lead, results, tails = [], [], []
     seen: dict[str, Any] = {}
     for name, (control_run, treatment_run) in pairs.items():
-        c = _compare(setup, control_run, treatment_run, seen)
+        c = compare_prepared(setup, control_run, treatment_run, seen)
         lead.append({"experiment": name, "metric": c.control.metric,
                      "estimator": c.control.estimator, "control_value": c.control.value,
                      "treatment_value": c.treatment.value})

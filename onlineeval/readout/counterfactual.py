@@ -10,6 +10,7 @@ has it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -40,23 +41,34 @@ class CounterfactualSection:
         return out
 
 
-def counterfactual_part(logs: Any, control_run: Any, treatment_run: Any,
-                        options: dict[str, Any] | None = None) -> CounterfactualSection:
-    """The section from the logging log ``logs`` and the two runs; ``options`` go to
-    :func:`onlineeval.counterfactual.compare` (default estimator snips, and the searches
-    column ``qid`` when the log has it, else ``query``)."""
+def estimate_options(logs: Any, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options of the section's estimate: ``options`` over the defaults (estimator
+    snips, and the searches column ``qid`` when the log has it, else ``query``)."""
     from onlineeval.agreement.per_query import query_column
+
+    return {"estimator": "snips", "query": query_column(logs), **(options or {})}
+
+
+def section(source: str, c: Any) -> CounterfactualSection:
+    """The section of a :class:`onlineeval.counterfactual.CounterfactualComparison` made on
+    the log ``source``."""
+    return CounterfactualSection(
+        source=source, metric=c.control.metric, estimator=c.control.estimator,
+        propensity_source=c.control.propensity_source, control_value=c.control.value,
+        treatment_value=c.treatment.value, result=c.result,
+        unsupported_share=max(c.control.unsupported_share, c.treatment.unsupported_share))
+
+
+def counterfactual_part(logs: Any, control_run: Any, treatment_run: Any,
+                        options: Mapping[str, Any] | None = None) -> CounterfactualSection:
+    """The section from the logging log ``logs`` and the two runs; ``options`` go to
+    :func:`onlineeval.counterfactual.compare` (:func:`estimate_options`)."""
     from onlineeval.counterfactual import compare
     from onlineeval.logs.coerce import as_logs
 
     logs = as_logs(logs)
-    opts = {"estimator": "snips", "query": query_column(logs), **(options or {})}
-    c = compare(logs, control_run, treatment_run, **opts)
-    return CounterfactualSection(
-        source=str(logs.source), metric=c.control.metric, estimator=c.control.estimator,
-        propensity_source=c.control.propensity_source, control_value=c.control.value,
-        treatment_value=c.treatment.value, result=c.result,
-        unsupported_share=max(c.control.unsupported_share, c.treatment.unsupported_share))
+    return section(str(logs.source), compare(logs, control_run, treatment_run,
+                                             **estimate_options(logs, options)))
 
 
 def counterfactual_lines(ro: Any) -> list[str]:

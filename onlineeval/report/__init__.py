@@ -21,13 +21,13 @@ __all__ = ["SECTIONS", "Report", "build_report", "render_html", "report_dict", "
 
 
 def study_inputs(study: Study) -> list[Path]:
-    """Every file and directory a study reads: the study file, qrels, runs, log folders and
-    column mapping files."""
+    """Every file and directory a study reads: the study file, qrels, runs, log folders
+    (the counterfactual's logging log too) and column mapping files."""
     paths = [study.path]
     for exp in study.experiments:
         paths += [p for p in (exp.qrels, exp.control_run, exp.treatment_run) if p is not None]
-        paths += [p for p in (exp.ab_logs, exp.interleaving_logs, exp.columns_file)
-                  if p is not None]
+        paths += [p for p in (exp.ab_logs, exp.interleaving_logs, exp.columns_file,
+                              exp.counterfactual_logs) if p is not None]
     return list(dict.fromkeys(paths))
 
 

@@ -9,6 +9,10 @@ Per experiment (a ranker pair of the study file):
 - interleaving: :func:`onlineeval.interleaving_readout` with the treatment's team as team A,
   so Δ_AB > 0 means the treatment won;
 - position CTR per arm of the A/B logs (the readout's ``position_ctr``);
+- counterfactual (when the study names a logging log and the experiment has runs): the
+  treatment run − control run clicks@k estimated on that log, as the readout's
+  counterfactual section computes it (:mod:`onlineeval.readout.counterfactual`,
+  :func:`onlineeval.counterfactual.compare`); shown in the experiment's readout;
 - within-experiment agreement: per-query offline delta of the primary measure against the
   per-query interleaving Δ_q and against the per-query A/B CTR difference, both asked of
   :mod:`onlineeval.agreement.per_query` (queries matched on the logs' ``qid`` column when
@@ -23,6 +27,9 @@ reformulation, time to first click — have their difference negated, CI bounds 
 :func:`onlineeval.agreement` of the primary offline measure against each online outcome, the
 τ matrix of every offline measure against every online outcome, and the large-margin check:
 whether offline and interleaving agree in sign for the pairs whose offline margin is large.
+With counterfactual Δs, each agreement also holds counterfactual vs online and offline vs
+counterfactual (:func:`onlineeval.agreement`'s third source), over the experiments with
+both values.
 
 Every delta, interval and p-value is read from the result block every comparison shares
 (:data:`onlineeval.stats.results.RESULT_COLUMNS`): ``estimate``, ``ci_low``, ``ci_high``, and
@@ -35,7 +42,7 @@ adjusted p-value (across the study's metrics) and the interleaving readout's per
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +64,8 @@ from onlineeval.progress import Progress
 from onlineeval.study import Experiment, Study, read_study
 
 INTERLEAVING = "interleaving"
+#: the experiments table's column of the counterfactual Δ (clicks@k, treatment − control)
+COUNTERFACTUAL = "counterfactual"
 
 
 def lower_is_better(metric: str) -> bool:
@@ -81,6 +90,9 @@ class ExperimentReadout:
     srm_message: str | None = None
     interleaving: pd.DataFrame | None = None
     position_ctr: pd.DataFrame | None = None
+    #: the counterfactual prediction (:class:`onlineeval.readout.counterfactual.
+    #: CounterfactualSection`) when the study names a logging log
+    counterfactual: Any = None
     per_query: pd.DataFrame | None = None
     within: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -101,6 +113,13 @@ class Report:
     load_notes: dict[str, str] = field(default_factory=dict)
 
     @property
+    def counterfactual_metric(self) -> str | None:
+        """The click metric of the counterfactual Δs (None: the study names no logging
+        log)."""
+        return next((r.counterfactual.metric for r in self.experiments
+                     if r.counterfactual is not None), None)
+
+    @property
     def primary(self) -> str | None:
         """The table column of the primary offline measure's delta (None: no experiment of
         the study has runs)."""
@@ -113,6 +132,8 @@ class _LogCache:
     def __init__(self) -> None:
         self._logs: dict[tuple[Path, str | None], Any] = {}
         self.scores: dict[tuple[Path, Path], pd.DataFrame] = {}
+        # per (logging log, mapping, options): the prepared estimate and the runs estimated
+        self.counterfactual: dict[tuple[Path, str, str], tuple[Any, dict[str, Any]]] = {}
 
     def get(self, path: Path, columns: Any = None) -> Any:
         """The log at ``path`` read with the study's column mapping ``columns``."""
@@ -177,6 +198,25 @@ def _offline(study: Study, exp: Experiment,
     pq = pd.DataFrame({"qid": qids, "control": pa.to_numpy(), "treatment": pb.to_numpy()})
     pq["delta"] = pq["treatment"] - pq["control"]
     return result, pq
+
+
+def _counterfactual(exp: Experiment, cache: _LogCache) -> Any:
+    """The experiment's counterfactual section: treatment run − control run on the logging
+    log, with the readout's defaults (:func:`onlineeval.readout.counterfactual.
+    estimate_options`); the log is prepared once for every experiment sharing it."""
+    from onlineeval.counterfactual.difference import compare_prepared
+    from onlineeval.counterfactual.evaluation import prepare
+    from onlineeval.readout.counterfactual import estimate_options, section
+
+    logs = cache.get(exp.counterfactual_logs, exp.columns)
+    key = (exp.counterfactual_logs, repr(sorted((exp.columns or {}).items(), key=str)),
+           repr(sorted(exp.counterfactual_options.items(), key=str)))
+    if key not in cache.counterfactual:
+        cache.counterfactual[key] = (
+            prepare(logs, **estimate_options(logs, exp.counterfactual_options)), {})
+    setup, seen = cache.counterfactual[key]
+    return section(str(exp.counterfactual_logs),
+                   compare_prepared(setup, str(exp.control_run), str(exp.treatment_run), seen))
 
 
 def _readout(study: Study, exp: Experiment, logs: Any, design: str) -> tuple[Any, list[str]]:
@@ -290,6 +330,12 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         offline_pq = out.per_query.set_index("qid")["delta"]
     else:
         out.notes.append("no runs in the study for this experiment: no offline comparison")
+    if exp.counterfactual_logs is not None:
+        try:
+            out.counterfactual = _counterfactual(exp, cache)
+        except OnlineEvalError as exc:
+            raise _context(exp, f"counterfactual prediction on {exp.counterfactual_logs}",
+                           exc, study) from None
     if exp.ab_logs is not None:
         try:
             logs = cache.get(exp.ab_logs, exp.columns)
@@ -339,6 +385,9 @@ def _experiment(study: Study, exp: Experiment, cache: _LogCache) -> ExperimentRe
         out.position_ctr = ab_ro.position_ctr
     else:
         out.readout = il_ro
+    if out.readout is not None and out.counterfactual is not None:
+        # the readout page shows it in the offline-prediction part
+        out.readout = replace(out.readout, counterfactual=out.counterfactual)
     return out
 
 
@@ -363,6 +412,8 @@ def _row(r: ExperimentReadout) -> dict[str, Any]:
     if r.offline is not None:
         for rec in r.offline.itertuples():
             _put(row, f"offline:{rec.measure}", rec)
+    if r.counterfactual is not None:
+        _put(row, COUNTERFACTUAL, r.counterfactual.result)
     if r.interleaving is not None:
         _put(row, INTERLEAVING, next(r.interleaving.itertuples()))
     if r.ab is not None:
@@ -427,13 +478,16 @@ def build_report(study: Study | str | Path) -> Report:
     primary = f"offline:{measures[0]}"
     # the agreement across experiments: the experiments with runs
     with_runs = table[table[primary].notna()].reset_index(drop=True)
+    cf = COUNTERFACTUAL in with_runs.columns
     for col, _ in outcomes:
         sub = pd.DataFrame({
             "experiment": with_runs["experiment"], "offline_delta": with_runs[primary],
             "online_delta": with_runs[col], "offline_p": with_runs[f"{primary}_p"],
             "online_p": with_runs[f"{col}_p"],
+            **({"counterfactual_delta": with_runs[COUNTERFACTUAL]} if cf else {}),
         })
-        agreements[col] = agreement(sub, alpha=study.alpha)
+        agreements[col] = agreement(sub, alpha=study.alpha,
+                                    counterfactual="counterfactual_delta" if cf else None)
     offline_cols = [f"offline:{m}" for m in measures]
     if outcomes:
         tau = tau_matrix(with_runs, offline_cols, [c for c, _ in outcomes])

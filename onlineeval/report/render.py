@@ -16,7 +16,7 @@ import pandas as pd
 
 from onlineeval.formatting import DIGITS, count, number, pvalue, records
 from onlineeval.formatting import plain as _plain
-from onlineeval.report.build import INTERLEAVING, Report, lower_is_better
+from onlineeval.report.build import COUNTERFACTUAL, INTERLEAVING, Report, lower_is_better
 from onlineeval.report.plots import (
     PlotError,
     forest_ab,
@@ -113,19 +113,41 @@ def _img(plot: Callable[..., str], *args: Any, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
 
 
+def _stats_row(s: dict[str, Any]) -> dict[str, Any]:
+    """The columns of one agreement (:func:`onlineeval.agreement` statistics)."""
+    return {
+        "experiments": s["n"], "sign agree": f"{s['n_agree']}/{s['n_agree'] + s['n_disagree']}",
+        "rate": s["sign_agreement"], "Wilson CI low": s["sign_ci_low"],
+        "Wilson CI high": s["sign_ci_high"], "Kendall τ-b": s["kendall_tau"],
+        "τ p": s["kendall_p"], "Spearman ρ": s["spearman_rho"], "ρ p": s["spearman_p"],
+    }
+
+
 def _agreement_rows(report: Report) -> pd.DataFrame:
+    """One row per online outcome: the primary offline Δ against it; with counterfactual Δs
+    (column ``prediction``), also a row of the counterfactual Δ against it."""
     rows = []
     labels = dict(report.outcomes)
+    cf = report.counterfactual_metric
     for col, res in report.agreements.items():
-        s = res.stats
-        rows.append({
-            "online outcome": labels[col], "experiments": s["n"],
-            "sign agree": f"{s['n_agree']}/{s['n_agree'] + s['n_disagree']}",
-            "rate": s["sign_agreement"], "Wilson CI low": s["sign_ci_low"],
-            "Wilson CI high": s["sign_ci_high"], "Kendall τ-b": s["kendall_tau"],
-            "τ p": s["kendall_p"], "Spearman ρ": s["spearman_rho"], "ρ p": s["spearman_p"],
-        })
+        lead = {"prediction": f"offline Δ {report.measures[0]}"} if cf else {}
+        rows.append({**lead, "online outcome": labels[col], **_stats_row(res.stats)})
+        if cf and "counterfactual vs online" in res.pairs:
+            rows.append({"prediction": f"counterfactual Δ {cf}", "online outcome": labels[col],
+                         **_stats_row(res.pairs["counterfactual vs online"])})
     return pd.DataFrame(rows)
+
+
+def _offline_vs_counterfactual(report: Report) -> pd.DataFrame:
+    """The primary offline Δ against the counterfactual Δ (over the experiments with both;
+    the same in every outcome's agreement, read from the first)."""
+    for res in report.agreements.values():
+        if "offline vs counterfactual" in res.pairs:
+            return pd.DataFrame([{
+                "offline": f"offline Δ {report.measures[0]}",
+                "counterfactual": f"counterfactual Δ {report.counterfactual_metric}",
+                **_stats_row(res.pairs["offline vs counterfactual"])}])
+    return pd.DataFrame()
 
 
 def _decision_matrix(report: Report) -> pd.DataFrame:
@@ -277,7 +299,16 @@ def render_html(report: Report) -> str:
     out.append(f"<p>Offline Δ {html.escape(report.measures[0])} (treatment − control) against "
                "each online outcome, oriented so that positive favours the treatment. Sign "
                "agreement leaves out experiments with a zero delta; Wilson 95% interval.</p>")
+    if report.counterfactual_metric:
+        out.append(f"<p>Counterfactual Δ {html.escape(report.counterfactual_metric)}: the "
+                   "treatment run − control run expected clicks estimated on the logging "
+                   "ranker's log (onlineeval.counterfactual.compare), a third prediction beside "
+                   "the offline Δ, over the experiments with both values.</p>")
     out.append(_table(_agreement_rows(report)))
+    between = _offline_vs_counterfactual(report)
+    if len(between):
+        out.append("<h3>Offline Δ against counterfactual Δ</h3>")
+        out.append(_table(between))
     dm = _decision_matrix(report)
     if len(dm):
         out.append(f"<h3>Decision table (α = {study.alpha:g}; offline and A/B p-values "
@@ -324,14 +355,17 @@ def render_html(report: Report) -> str:
     out.append('<section id="experiments-table"><h2>All experiments</h2>')
     cols = ["experiment", "control", "treatment"] + [
         c for c in t.columns if (c.startswith("offline:") or c.startswith("ab:")
-                                 or c.startswith(INTERLEAVING)) and not c.endswith(
+                                 or c.startswith((INTERLEAVING, COUNTERFACTUAL)))
+        and not c.endswith(
             ("_ci_low", "_ci_high"))]
     out.append('<p class="note">Every Δ is treatment − control, except the A/B metrics marked '
                "(negated): lower is better for them, so their difference is negated (control − "
                "treatment) and positive favours the treatment in every column. Interleaving is "
                "Δ_AB of the treatment's team (p-value of the per-user test); offline p-values are "
                "adjusted across measures, the primary A/B metric's within the primary family, "
-               "the other A/B metrics' are not.</p>")
+               "the other A/B metrics' are not. Counterfactual is the treatment run − control run "
+               "clicks@k estimated on the logging ranker's log (normal interval, z-test "
+               "p-value).</p>")
     out.append(_table(t[cols].rename(columns=_oriented)))
     out.append("</section>")
 

@@ -409,7 +409,7 @@ CASES = {
 
 #: private helpers that build results for a public producer (covered through it)
 COVERED_BY = {
-    "onlineeval.counterfactual.difference._compare":
+    "onlineeval.counterfactual.difference.compare_prepared":
         "onlineeval.counterfactual.difference.compare_pairs",
     "onlineeval.interleaving.readout._compare":
         "onlineeval.interleaving.readout.interleaving_readout",
