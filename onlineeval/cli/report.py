@@ -35,13 +35,20 @@ def summary_text(report: Report) -> str:
     """A few lines for the terminal: agreement per online outcome and the large-margin check."""
     lines = [f"{report.study.title}: {len(report.experiments)} experiments"]
     labels = dict(report.outcomes)
-    for col, res in report.agreements.items():
-        s = res.stats
+    def line(prediction: str, outcome: str, s: dict) -> str:
         tau = "null" if s["kendall_tau"] != s["kendall_tau"] else f"{s['kendall_tau']:+.2f}"
-        lines.append(
-            f"  {report.measures[0]} vs {labels[col]}: sign agreement "
-            f"{s['n_agree']}/{s['n_agree'] + s['n_disagree']}, Kendall tau-b {tau}"
-        )
+        return (f"  {prediction} vs {outcome}: sign agreement "
+                f"{s['n_agree']}/{s['n_agree'] + s['n_disagree']}, Kendall tau-b {tau}")
+
+    cf = f"counterfactual Δ {report.counterfactual_metric}"
+    for col, res in report.agreements.items():
+        lines.append(line(report.measures[0], labels[col], res.stats))
+        if "counterfactual vs online" in res.pairs:
+            lines.append(line(cf, labels[col], res.pairs["counterfactual vs online"]))
+    between = next((res.pairs["offline vs counterfactual"] for res in report.agreements.values()
+                    if "offline vs counterfactual" in res.pairs), None)
+    if between is not None:
+        lines.append(line(report.measures[0], cf, between))
     lm = report.large_margin
     if lm.get("all_agree") is not None:
         verdict = "agree in sign" if lm["all_agree"] else "do NOT all agree in sign"

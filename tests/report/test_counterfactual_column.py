@@ -61,8 +61,9 @@ def _logging_log(directory):
     pd.DataFrame(clicks).to_csv(directory / "clicks.csv", index=False)
 
 
-@pytest.fixture
-def study(tmp_path):
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("cf-study")
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq2 0 d4 0\n")
     (tmp_path / "c.run").write_text("q1 Q0 d2 1 2 c\nq1 Q0 d1 2 1 c\n"
                                     "q2 Q0 d4 1 2 c\nq2 Q0 d3 2 1 c\n")
@@ -88,9 +89,15 @@ def study(tmp_path):
     return p
 
 
-def test_the_report_shows_compare_on_the_same_inputs(study):
+@pytest.fixture(scope="module")
+def report(study):
+    """The tiny study's report, built once for the module."""
+    return build_report(study)
+
+
+def test_the_report_shows_compare_on_the_same_inputs(study, report):
     base = study.parent
-    r = build_report(study)
+    r = report
     logs = onlineeval.load_logs(base / "logging")
     want = {
         "x": compare(logs, str(base / "c.run"), str(base / "t.run"), estimator="snips",
@@ -130,9 +137,9 @@ def test_the_report_shows_compare_on_the_same_inputs(study):
     assert base / "logging" in study_inputs(read_study(study))
 
 
-def test_study_checks_the_counterfactual_keys(tmp_path, study):
+def test_study_checks_the_counterfactual_keys(study):
     text = study.read_text()
-    bad = tmp_path / "bad.toml"
+    bad = study.parent / "bad.toml"  # beside the study: its paths resolve
     bad.write_text(text.replace('counterfactual_options = { estimator = "ips"',
                                 'counterfactual_options = { estimater = "ips"'))
     with pytest.raises(InputError, match=r"experiment\[2\] \(y\)\.counterfactual_options\."
@@ -147,3 +154,19 @@ def test_study_checks_the_counterfactual_keys(tmp_path, study):
     # a top-level logging log does not apply to an experiment without runs
     bad.write_text(text + '[[experiment]]\nname = "z"\nab_logs = "ab"\n')
     assert read_study(bad).experiments[2].counterfactual_logs is None
+
+
+def test_the_terminal_summary_has_the_counterfactual_lines(report):
+    from onlineeval.cli.report import summary_text
+
+    r = report
+    text = summary_text(r)
+    res = r.agreements["ab:ctr"]
+    for prediction, outcome, pair in (("counterfactual Δ clicks@2", "A/B ctr",
+                                       "counterfactual vs online"),
+                                      ("P_1", "counterfactual Δ clicks@2",
+                                       "offline vs counterfactual")):
+        s = res.pairs[pair]
+        assert (f"  {prediction} vs {outcome}: sign agreement {s['n_agree']}/"
+                f"{s['n_agree'] + s['n_disagree']}, Kendall tau-b "
+                f"{s['kendall_tau']:+.2f}") in text.splitlines()
