@@ -240,7 +240,8 @@ def _quantile_lines(ro: Any) -> list[str]:
 
 
 def csv_frame(ro: Readout) -> pd.DataFrame:
-    """One CSV row per metric and treatment, then one per arm and rank of the position CTR
+    """One CSV row per metric and treatment, then the counterfactual prediction when there
+    is one (``role`` ``counterfactual``), then one per arm and rank of the position CTR
     (``role`` ``position_ctr``: ``variant``, ``rank``, ``shown``, ``clicked``, ``clicks``,
     ``ctr``), with the experiment, the window, the SRM check and the verdict on every row."""
     verdicts = {d.treatment: d.verdict for d in ro.decisions}
@@ -260,6 +261,15 @@ def csv_frame(ro: Readout) -> pd.DataFrame:
         rows.append({**lead, "metric": "interleaving_delta_ab", "role": "interleaving",
                      "control": il.control_team, "treatment": il.treatment_team,
                      **il.result.to_dict()})
+    cf = getattr(ro, "counterfactual", None)
+    if cf is not None:
+        # the prediction of the A/B from logged data (role counterfactual): treatment run −
+        # control run of its click metric, with each run's value
+        rows.append({**lead, "metric": cf.metric, "role": "counterfactual",
+                     "control_value": cf.control_value, "treatment_value": cf.treatment_value,
+                     **cf.result.to_dict(), "estimator": cf.estimator,
+                     "propensity_source": cf.propensity_source,
+                     "unsupported_share": cf.unsupported_share, "source": cf.source})
     if ro.position_ctr is not None:
         # after the metric rows: CTR per rank of each arm (role position_ctr); an arm's row
         # carries its treatment's verdict (the control's, the experiment's when it has one)

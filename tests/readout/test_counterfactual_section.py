@@ -39,6 +39,14 @@ def test_readout_shows_the_counterfactual_prediction_beside_the_ab():
     d = json.loads(json.dumps(ro.to_dict(), allow_nan=False))["counterfactual"]
     assert d["estimate"] == pytest.approx(want.result.estimate, rel=1e-12)
     assert "counterfactual" in ro.tables()
+    from onlineeval.readout.text import csv_frame
+
+    row = csv_frame(ro).query("role == 'counterfactual'").iloc[0]
+    assert (row["metric"], row["estimator"]) == ("clicks@10", "snips")
+    assert (row["estimate"], row["ci_low"], row["ci_high"], row["control_value"],
+            row["treatment_value"]) == pytest.approx(
+        (want.result.estimate, want.result.ci_low, want.result.ci_high, want.control.value,
+         want.treatment.value), rel=1e-12)
     from onlineeval.formatting import number
     from onlineeval.report.readout_page import readout_section
 
