@@ -465,6 +465,8 @@ def report_dict(report: Report) -> dict[str, Any]:
                 "readout": None if r.readout is None else r.readout.to_dict(),
                 "offline": recs(r.offline), "ab": recs(r.ab), "srm": plain(r.srm),
                 "interleaving": recs(r.interleaving), "position_ctr": recs(r.position_ctr),
+                "counterfactual": None if r.counterfactual is None
+                else r.counterfactual.to_dict(),
                 "per_query_agreement": {k: plain(v) for k, v in r.within.items()},
                 "notes": list(r.notes),
             }

@@ -134,6 +134,9 @@ def test_the_report_shows_compare_on_the_same_inputs(study, report):
     assert d["table"][0]["counterfactual"] == pytest.approx(want["x"].result.estimate,
                                                             rel=1e-12)
     assert "counterfactual vs online" in d["agreement"]["ab:ctr"]["pairs"]
+    assert d["experiments"][1]["counterfactual"]["estimate"] == pytest.approx(
+        want["y"].result.estimate, rel=1e-12)
+    assert d["experiments"][1]["counterfactual"]["estimator"] == "ips"
     assert base / "logging" in study_inputs(read_study(study))
 
 
