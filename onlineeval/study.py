@@ -267,6 +267,8 @@ def _counterfactual_options(value: dict[str, Any], base: Path, where: str) -> di
     """The ``counterfactual_options`` table: keywords of
     :func:`onlineeval.counterfactual.evaluate` (a propensities or model file relative to the
     study file)."""
+    if not value:
+        return {}
     import inspect
 
     from onlineeval.counterfactual import evaluate
