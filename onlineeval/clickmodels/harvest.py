@@ -66,11 +66,14 @@ def harvest_from_counts(counts: pd.DataFrame, *, n_boot: int = 1000, seed: int =
     rows = []
     rng = np.random.default_rng(seed)
     lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
+    # every rank's pairs in one merge (left order kept, so each (rank, query) sum adds the
+    # same rows in the same order as a merge per rank would)
+    both = c[c["rank"] > 1].merge(top, on=["query", "doc_id"], how="inner")
+    both = both.assign(ctrk=both["clicked"] / both["shown"])
+    pairs = both["rank"].value_counts()
+    sums = both.groupby(["rank", "query"], sort=True)[["ctrk", "ctr1"]].sum()
     for k in sorted(int(r) for r in c["rank"].unique() if r > 1):
-        at_k = c[c["rank"] == k]
-        both = at_k.merge(top, on=["query", "doc_id"], how="inner")
-        both = both.assign(ctrk=both["clicked"] / both["shown"])
-        per_query = both.groupby("query", sort=True)[["ctrk", "ctr1"]].sum()
+        per_query = sums.xs(k, level="rank") if k in pairs.index else sums.iloc[:0]
         n_q = len(per_query)
         num, den = per_query["ctrk"].to_numpy(), per_query["ctr1"].to_numpy()
         est = num.sum() / den.sum() if den.sum() > 0 else float("nan")
@@ -80,7 +83,7 @@ def harvest_from_counts(counts: pd.DataFrame, *, n_boot: int = 1000, seed: int =
             with np.errstate(invalid="ignore", divide="ignore"):
                 boot = (draws @ num) / (draws @ den)
             lo, hi = np.nanquantile(boot, [lo_q, hi_q])
-        rows.append({"rank": k, "pairs": len(both), "queries": n_q, "relative": est,
+        rows.append({"rank": k, "pairs": int(pairs.get(k, 0)), "queries": n_q, "relative": est,
                      "ci_low": lo, "ci_high": hi})
     out = pd.DataFrame([{"rank": 1, "pairs": len(top), "queries": top["query"].nunique(),
                          "relative": 1.0, "ci_low": 1.0, "ci_high": 1.0}] + rows)

@@ -195,9 +195,15 @@ def test_bad_arguments():
         effect_over_time(no_ts, "control", "treatment")
 
 
+@pytest.fixture(scope="module")
+def sample_logs():
+    """The sample A/B log, loaded once for the metrics below (they only read it)."""
+    return onlineeval.load_logs(SAMPLE)
+
+
 @pytest.mark.parametrize("metric", ["ctr", "click_mrr", "searches_per_unit"])
-def test_sample_logs_last_day_is_the_readout(metric):
-    logs = onlineeval.load_logs(SAMPLE)
+def test_sample_logs_last_day_is_the_readout(sample_logs, metric):
+    logs = sample_logs
     exp = "s260_vs_s040"
     df = effect_over_time(logs, "control", "treatment", metric, experiment=exp)
     ab = onlineeval.abtest(logs, metrics=[metric], experiment=exp).iloc[0]

@@ -98,8 +98,20 @@ def hand():
                            results_df=results_df, T0=T0)
 
 
-@pytest.fixture
-def hand_logs():
+def _load_hand_logs():
     from onlineeval import load_logs
 
     return load_logs(searches=searches_df(), clicks=clicks_df(), results=results_df())
+
+
+@pytest.fixture
+def hand_logs():
+    return _load_hand_logs()
+
+
+@pytest.fixture(scope="module")
+def module_hand_logs():
+    """The hand-made log loaded once per test module, for modules whose tests only compute
+    from it (their file rebinds ``hand_logs`` to this): no test may monkeypatch the package
+    or replace ``logs.con`` while using it."""
+    return _load_hand_logs()

@@ -28,6 +28,12 @@ from onlineeval.errors import SchemaError, UnknownNameError
 from onlineeval.online import online_metrics
 from onlineeval.online.definitions import COLUMNS
 
+
+@pytest.fixture
+def hand_logs(module_hand_logs):
+    """One load for the whole module: its tests only read the log."""
+    return module_hand_logs
+
 CONTROL = {
     "searches": 5, "sessions": 2, "users": 1,
     "ctr": 3 / 5,                       # s1, s4, s5

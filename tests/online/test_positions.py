@@ -13,6 +13,12 @@ from onlineeval.errors import SchemaError
 from onlineeval.online import position_ctr
 
 
+@pytest.fixture
+def hand_logs(module_hand_logs):
+    """One load for the whole module: its tests only read the log."""
+    return module_hand_logs
+
+
 def test_position_ctr_hand_computed(hand_logs):
     df = position_ctr(hand_logs)
     assert list(df.columns) == ["rank", "shown", "clicked", "clicks", "ctr"]

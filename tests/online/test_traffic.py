@@ -14,6 +14,12 @@ from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.online import queries_over_time, top_queries
 
 
+@pytest.fixture
+def hand_logs(module_hand_logs):
+    """One load for the whole module: its tests only read the log."""
+    return module_hand_logs
+
+
 def test_top_queries_hand_computed(hand_logs):
     df = top_queries(hand_logs, n=3, by=())
     assert list(df.columns) == ["position", "query", "searches", "users", "ctr"]
