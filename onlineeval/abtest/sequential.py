@@ -75,8 +75,8 @@ def sequential_readout(
         both SRM columns; default equal.
     looks : "day", "hour" or int
         Read the experiment at the end of every calendar day, of every hour from the first
-        exposure's hour to the last's (A/B logs), or at ``N`` looks spread evenly over its
-        days (:func:`look_indices`).
+        exposure's (interleaved page's) hour to the last's, or at ``N`` looks spread evenly
+        over its days (:func:`look_indices`).
     rho2 : float, optional
         The tuning of the confidence sequence (``rho^2`` of
         :mod:`onlineeval.stats.sequential`: the sample size where it is narrowest). Default
