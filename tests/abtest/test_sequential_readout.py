@@ -150,8 +150,11 @@ def test_cli_readout_sequential_is_the_api(logs, capsys):
 def uneven():
     """The sample experiment with 57% of its control users dropped (by a hash of the user
     id): about 650 control and 1480 treatment users, a 30/70 design."""
-    import pandas as pd
+    return onlineeval.load_logs(**uneven_tables())
 
+
+def uneven_tables():
+    """The tables of :func:`uneven`: searches, results and clicks frames."""
     searches = pd.read_parquet(SAMPLE / "searches.parquet")
     searches = searches[searches["experiment"] == EXP]
     keep = (searches["variant"] != "control") | (
@@ -160,8 +163,7 @@ def uneven():
     ids = set(searches["search_id"])
     tables = {name: pd.read_parquet(SAMPLE / f"{name}.parquet") for name in ("results",
                                                                              "clicks")}
-    return onlineeval.load_logs(searches=searches, **{
-        k: v[v["search_id"].isin(ids)] for k, v in tables.items()})
+    return {"searches": searches, **{k: v[v["search_id"].isin(ids)] for k, v in tables.items()}}
 
 
 def dirichlet_log_bf(counts, p0, concentration=100.0):
@@ -232,3 +234,44 @@ def test_hourly_looks_come_from_one_pass_too(counting_connection):
     daily, _ = statements_for(counting_connection, None, "day")
     hourly, n = statements_for(counting_connection, None, "hour")
     assert hourly == daily and n > 300
+
+
+def test_cli_expected_split_for_both_sample_ratio_checks(uneven, tmp_path, capsys):
+    """``readout --expected-split`` is the API's expected_split, for the sequential readout's
+    two SRM columns and for the fixed-horizon readout's check (chi-square by hand)."""
+    import io
+    import json
+
+    from onlineeval.cli import main
+
+    log_dir = tmp_path / "uneven"
+    log_dir.mkdir()
+    for name, frame in uneven_tables().items():
+        frame.to_parquet(log_dir / f"{name}.parquet")
+    split = "control=0.3,treatment=0.7"
+    base = ["readout", str(log_dir), "--experiment", EXP]
+    assert main([*base, "--sequential", "--expected-split", split, "--format", "csv"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    want = sequential_readout(uneven, "control", "treatment", "ctr", experiment=EXP,
+                              expected_split={"control": 0.3, "treatment": 0.7})
+    assert list(got["units_control"]) == list(want["units_control"])
+    np.testing.assert_allclose(got["srm_p_value"], want["srm_p_value"], rtol=1e-3)
+    np.testing.assert_allclose(got["srm_sequential_p_value"], want["srm_sequential_p_value"],
+                               rtol=1e-3)
+    assert got["srm_sequential_p_value"].iloc[-1] > 0.001
+    assert main([*base, "--expected-split", split, "--format", "json"]) == 0
+    srm = json.loads(capsys.readouterr().out)["srm"]
+    a, b = srm["observed"]["control"], srm["observed"]["treatment"]
+    assert srm["p_value"] == pytest.approx(
+        stats.chisquare([a, b], [0.3 * (a + b), 0.7 * (a + b)]).pvalue, rel=1e-12)
+    assert srm["status"] == "ok" and srm["expected_shares"] == {"control": 0.3,
+                                                                "treatment": 0.7}
+    # without it the designed 30/70 is read against 50/50: a mismatch, exit 3 on request
+    assert main([*base, "--fail-on-srm", "--format", "json"]) == 3
+    capsys.readouterr()
+    for bad, says in (("control:0.3", "--expected-split must look like"),
+                      ("control=0.3,treatment=0.6", "sum to 1")):
+        for extra in (["--sequential"], []):
+            assert main([*base, *extra, "--expected-split", bad]) == 2
+            err = capsys.readouterr().err
+            assert says in err and err.count("\n") == 1, err
