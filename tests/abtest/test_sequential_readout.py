@@ -275,3 +275,29 @@ def test_cli_expected_split_for_both_sample_ratio_checks(uneven, tmp_path, capsy
             assert main([*base, *extra, "--expected-split", bad]) == 2
             err = capsys.readouterr().err
             assert says in err and err.count("\n") == 1, err
+
+
+def test_per_unit_mean_against_growthbooks_sequential_t_test(logs, growthbook_sequence):
+    """searches_per_unit at every look, from the sample's searches counted per user with
+    pandas (not the package's SQL) and GrowthBook's parameterisation of the sequence
+    (conftest), tuned for the units of the last look as the readout's default."""
+    seq = sequential_readout(logs, "control", "treatment", "searches_per_unit",
+                             experiment=EXP)
+    searches = pd.read_parquet(SAMPLE / "searches.parquet")
+    searches = searches[searches["experiment"] == EXP]
+    est, var, n = [], [], []
+    for day in seq["look_end"]:
+        seen = searches[searches["ts"] < pd.Timestamp(day) + pd.Timedelta(days=1)]
+        per_user = seen.groupby(["variant", "user_id"]).size()
+        c, t = (per_user[v].to_numpy(dtype=float) for v in ("control", "treatment"))
+        est.append(t.mean() - c.mean())
+        var.append(t.var(ddof=1) / len(t) + c.var(ddof=1) / len(c))
+        n.append(len(c) + len(t))
+    lo, hi, p = growthbook_sequence(est, var, n, n[-1], 0.05)
+    np.testing.assert_allclose(seq["estimate"], est, rtol=1e-12)
+    assert list(seq["units_control"] + seq["units_treatment"]) == n
+    # GrowthBook reports each look alone; the readout keeps the running intersection and
+    # minimum (the sequence is valid over all looks at once, so both are)
+    np.testing.assert_allclose(seq["ci_low"], np.maximum.accumulate(lo), rtol=1e-9)
+    np.testing.assert_allclose(seq["ci_high"], np.minimum.accumulate(hi), rtol=1e-9)
+    np.testing.assert_allclose(seq["p_value"], np.minimum.accumulate(p), rtol=1e-9)
