@@ -112,7 +112,8 @@ def sequential_readout(
         if metrics not in (None, METRIC, [METRIC], (METRIC,)) or expected_split is not None:
             raise InvalidParameterError(
                 f"an interleaving log has one sequential metric, the per-user preference "
-                f"({METRIC!r}), and no designed split; drop metrics and expected_split"
+                f"({METRIC!r}), and no designed split (every user sees both teams); drop "
+                "metrics and expected_split (--primary, --guardrails, --expected-split)"
             )
         return sequential_interleaving(logs, control, treatment, looks=looks, alpha=alpha,
                                        rho2=rho2, experiment=experiment, start=start,

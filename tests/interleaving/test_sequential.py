@@ -116,6 +116,11 @@ def test_cli_readout_sequential_on_an_interleaving_log(logs, capsys):
     assert rc == 0 and len(got) == 14 and (got["metric"] == "preference").all()
     assert main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential",
                  "--primary", "ctr,abandonment_rate"]) == 2
+    capsys.readouterr()
+    assert main(["readout", str(SAMPLE), "--experiment", EXP, "--sequential",
+                 "--expected-split", "s130=0.5,s080=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "--expected-split" in err and err.count("\n") == 1
 
 
 def simulated(rng, users=300, days=14, effect=0.0):
