@@ -5,6 +5,8 @@ Run by hand, never by the test suite::
     python bench/sequential_bench.py                 # 1000 runs per cell, ~10 minutes
     python bench/sequential_bench.py --runs 200      # a quick try
     python bench/sequential_bench.py --aa 500        # also the A/A harness on the sample log
+    python bench/sequential_bench.py --runs 0 --aa-calibrated 1000   # the A/A harness alone on
+                                                     # the Yandex-calibrated simulator's log
 
 Simulated experiments, seeded, looked at once a day:
 
@@ -29,6 +31,11 @@ as Kharitonov et al. (SIGIR 2015) frame it, within a plan of 14 days: how often 
 sequence stops by then and its mean stopping day (runs that never stop count 14) against
 the 14 planned days. The powers are printed beside the durations: a shorter mean duration
 at lower power is no gain.
+
+``--aa-calibrated SPLITS`` runs :func:`onlineeval.aa_test` on an A/A log of the
+Yandex-calibrated simulator (:func:`onlineeval.simulate.calibrated.calibrated_ab_log`, both
+arms serving the sample study's ranker s100, ``--aa-users`` users over 14 days) through the
+whole path: load_logs, the SQL per-unit sums by day, the salted splits.
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from onlineeval.abtest.aa import clopper_pearson  # noqa: E402
 from onlineeval.interleaving.sequential import preference_sequence  # noqa: E402
@@ -135,9 +143,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2015)
     parser.add_argument("--aa", type=int, default=0, metavar="SPLITS",
                         help="also run onlineeval.aa_test on sample_logs/ab with SPLITS splits")
+    parser.add_argument("--aa-calibrated", type=int, default=0, metavar="SPLITS",
+                        help="also run onlineeval.aa_test with SPLITS splits on an A/A log of "
+                        "the Yandex-calibrated simulator")
+    parser.add_argument("--aa-users", type=int, default=20_000,
+                        help="users of that simulated log (default 20,000)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     runs, per_day, looks = args.runs, args.users_per_day, 14
+    if runs > 0:
+        peeking_and_duration(rng, runs, per_day, looks)
+    if args.aa:
+        sample_aa(args.aa)
+    if args.aa_calibrated:
+        calibrated_aa(args.aa_calibrated, args.aa_users, looks, args.seed)
+    return 0
+
+
+def peeking_and_duration(rng: np.random.Generator, runs: int, per_day: int,
+                         looks: int) -> None:
 
     print(f"## Any-look false positives, {looks} daily looks, no effect, alpha {ALPHA}, "
           f"{runs} runs, {per_day} new users a day\n")
@@ -183,20 +207,41 @@ def main(argv: list[str] | None = None) -> int:
                                        d80 or horizon)
         print(duration_line("interleaving", f"taste +{shift:.2f}", fixed, seq, d80, plan))
 
-    if args.aa:
-        import warnings
 
-        import onlineeval
+def sample_aa(splits: int) -> None:
+    import warnings
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            logs = onlineeval.load_logs(str(Path(__file__).resolve().parents[1]
-                                            / "sample_logs" / "ab"))
-            res = onlineeval.aa_test(logs, "ctr", splits=args.aa, looks="day",
-                                     experiment="s130_vs_s080")
-        print(f"\n## A/A on sample_logs/ab (s130_vs_s080, ctr, {args.aa} salted splits)\n")
-        print(res.to_string(index=False))
-    return 0
+    import onlineeval
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logs = onlineeval.load_logs(str(ROOT / "sample_logs" / "ab"))
+        res = onlineeval.aa_test(logs, "ctr", splits=splits, looks="day",
+                                 experiment="s130_vs_s080")
+    print(f"\n## A/A on sample_logs/ab (s130_vs_s080, ctr, {splits} salted splits)\n")
+    print(res.to_string(index=False))
+
+
+def calibrated_aa(splits: int, users: int, days: int, seed: int) -> None:
+    import json
+    import time
+
+    import onlineeval
+    from onlineeval.simulate.calibrated import CALIBRATED, calibrated_ab_log, study_world
+
+    t0 = time.perf_counter()
+    collection, runs = study_world(json.loads((ROOT / "sample_logs" / "manifest.json")
+                                              .read_text()))
+    log = calibrated_ab_log(collection, {"control": runs["s100"], "treatment": runs["s100"]},
+                            CALIBRATED, users, days, np.random.default_rng(seed))
+    logs = onlineeval.load_logs(searches=log.searches, results=log.results, clicks=log.clicks)
+    res = onlineeval.aa_test(logs, ["ctr", "clicks_per_unit"], splits=splits, looks="day",
+                             seed=seed)
+    print(f"\n## A/A on the Yandex-calibrated simulator ({users:,} users, "
+          f"{len(log.searches):,} searches over {days} days, both arms s100; {splits} salted "
+          f"splits; {time.perf_counter() - t0:.0f} s)\n")
+    print(res.to_string(index=False))
+    print(f"units at the last look: {res.attrs['units']}")
 
 
 if __name__ == "__main__":

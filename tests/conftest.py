@@ -183,3 +183,25 @@ def _hand_sequence(est, se, n, alpha, rho2):
 @pytest.fixture
 def hand_sequence():
     return _hand_sequence
+
+
+def _growthbook_sequence(est, var, n, n_star, alpha):
+    """The asymptotic confidence sequence in GrowthBook's parameterisation (its docs and
+    stats engine cite Waudby-Smith et al. 2023, eqs. 9, 155 and 161), written here from those
+    equations, one look at a time with no running intersection: ``var`` is the variance of
+    the estimate, ``n`` all units of both arms, the tuning ``rho`` (not rho^2) set from the
+    planned ``n_star``. Returns the interval ends and the p-value (1 / e-value)."""
+    import numpy as np
+
+    est, var, n = (np.asarray(v, dtype=float) for v in (est, var, n))
+    two_log = -2 * np.log(alpha)
+    rho = np.sqrt((two_log + np.log(two_log + 1)) / n_star)
+    tr = n * rho**2 + 1
+    width = np.sqrt(var * n) * np.sqrt(2 * tr * np.log(np.sqrt(tr) / alpha) / (n * rho) ** 2)
+    e_value = np.exp(rho**2 * (est**2 * n / var) / (2 * tr)) / np.sqrt(tr)
+    return est - width, est + width, np.minimum(1.0, 1.0 / e_value)
+
+
+@pytest.fixture
+def growthbook_sequence():
+    return _growthbook_sequence

@@ -75,8 +75,8 @@ def sequential_readout(
         both SRM columns; default equal.
     looks : "day", "hour" or int
         Read the experiment at the end of every calendar day, of every hour from the first
-        exposure's hour to the last's (A/B logs), or at ``N`` looks spread evenly over its
-        days (:func:`look_indices`).
+        exposure's (interleaved page's) hour to the last's, or at ``N`` looks spread evenly
+        over its days (:func:`look_indices`).
     rho2 : float, optional
         The tuning of the confidence sequence (``rho^2`` of
         :mod:`onlineeval.stats.sequential`: the sample size where it is narrowest). Default
@@ -112,7 +112,8 @@ def sequential_readout(
         if metrics not in (None, METRIC, [METRIC], (METRIC,)) or expected_split is not None:
             raise InvalidParameterError(
                 f"an interleaving log has one sequential metric, the per-user preference "
-                f"({METRIC!r}), and no designed split; drop metrics and expected_split"
+                f"({METRIC!r}), and no designed split (every user sees both teams); drop "
+                "metrics and expected_split (--primary, --guardrails, --expected-split)"
             )
         return sequential_interleaving(logs, control, treatment, looks=looks, alpha=alpha,
                                        rho2=rho2, experiment=experiment, start=start,

@@ -1,11 +1,13 @@
-"""Arguments shared by the ``abtest`` and ``power`` commands, and the analysis window shared
-with ``interleave`` (not a command: modules starting with ``_`` are not discovered)."""
+"""Arguments shared by the ``abtest`` and ``power`` commands, the analysis window shared
+with ``interleave``, and ``--expected-split`` shared by ``abtest`` and ``readout`` (not a
+command: modules starting with ``_`` are not discovered)."""
 
 from __future__ import annotations
 
 import argparse
 
 from onlineeval.cli._logs import add_event_arguments, add_logs_arguments
+from onlineeval.errors import InvalidParameterError
 
 
 def add_log_arguments(parser: argparse.ArgumentParser, logs_help: str) -> None:
@@ -33,3 +35,20 @@ def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
                         help=f"window end: {what} with ts < END count (2026-01-19 keeps all "
                         "of 2026-01-18)")
 
+
+def parse_split(text: str | None) -> dict[str, float] | None:
+    """``"control=0.5,treatment=0.5"`` -> ``{"control": 0.5, "treatment": 0.5}``."""
+    if text is None:
+        return None
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, value = part.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InvalidParameterError(
+                f"--expected-split must look like control=0.5,treatment=0.5; got {text!r}"
+            ) from None
+    return out

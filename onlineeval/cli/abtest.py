@@ -9,10 +9,14 @@ import warnings
 
 import pandas as pd
 
-from onlineeval.cli._experiment_args import add_log_arguments, add_window_arguments
+from onlineeval.cli._experiment_args import (
+    add_log_arguments,
+    add_window_arguments,
+    parse_split,
+)
 from onlineeval.cli._logs import load
 from onlineeval.cli._output import add_format_argument, emit
-from onlineeval.errors import InvalidParameterError, SampleRatioMismatchWarning
+from onlineeval.errors import SampleRatioMismatchWarning
 from onlineeval.formatting import records
 
 NAME = "abtest"
@@ -64,24 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 #: the window fields the CSV output repeats on every row (as window_<field>)
 WINDOW_COLUMNS = ("start", "end", "first_exposure", "last_exposure")
-
-
-def parse_split(text: str | None) -> dict[str, float] | None:
-    """``"control=0.5,treatment=0.5"`` -> ``{"control": 0.5, "treatment": 0.5}``."""
-    if text is None:
-        return None
-    out: dict[str, float] = {}
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        name, sep, value = part.partition("=")
-        try:
-            if not sep or not name.strip():
-                raise ValueError
-            out[name.strip()] = float(value)
-        except ValueError:
-            raise InvalidParameterError(
-                f"--expected-split must look like control=0.5,treatment=0.5; got {text!r}"
-            ) from None
-    return out
 
 
 def run(args: argparse.Namespace) -> int:

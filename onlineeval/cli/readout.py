@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from onlineeval.cli._experiment_args import add_window_arguments
+from onlineeval.cli._experiment_args import add_window_arguments, parse_split
 from onlineeval.cli._logs import add_event_arguments, add_mapping_arguments, load
 from onlineeval.cli._output import add_format_argument
 
@@ -75,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-on-srm", action="store_true",
                         help=f"exit with status {SRM_EXIT} (after writing the output) when "
                              "the sample ratio check fails")
+    parser.add_argument("--expected-split", default=None, metavar="VARIANT=SHARE,...",
+                        help="the designed share of units per variant for the sample ratio "
+                        "checks (fixed-horizon and, with --sequential, the always-valid one), "
+                        "summing to 1, e.g. control=0.3,treatment=0.7 (default equal)")
     parser.add_argument("-o", "--output", default=None, metavar="READOUT.html",
                         help="also write the HTML readout")
     parser.add_argument("--json", default=None, metavar="READOUT.json",
@@ -87,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "interleaving log: the per-user preference of the treatment team)")
     parser.add_argument("--looks", default="day", metavar="day|hour|N",
                         help="with --sequential: read every calendar day (default), every "
-                        "hour (A/B logs) or N looks spread evenly over the days")
+                        "hour or N looks spread evenly over the days")
     add_format_argument(parser)
 
 
@@ -101,6 +105,7 @@ def _sequential(args: argparse.Namespace) -> int:
         raise InvalidParameterError("--sequential reads one log and writes to stdout: "
                                     "drop the second LOGS, -o, --json and --counterfactual")
     looks = parse_looks(args.looks)
+    split = parse_split(args.expected_split)
     logs = load(args, always_report=False, path=args.logs[0])
     metrics = [m.strip() for m in f"{args.primary},{args.guardrails}".split(",") if m.strip()]
     control, treatment = args.control, args.treatment
@@ -111,7 +116,8 @@ def _sequential(args: argparse.Namespace) -> int:
         treatment = args.treatment_team or treatment
     frame = sequential_readout(
         logs, control, treatment, metrics, looks=looks, alpha=args.alpha,
-        experiment=args.experiment, start=args.start, end=args.end, design=args.design)
+        experiment=args.experiment, start=args.start, end=args.end, design=args.design,
+        expected_split=split)
     emit(frame, args.format, float_format="{:.4g}")
     return 0
 
@@ -161,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidParameterError(f"--runs takes two runs, CONTROL.run,TREATMENT.run; "
                                         f"got {args.runs!r}")
     cf_logs, cf_options = _counterfactual(args, runs)
+    split = parse_split(args.expected_split)
     logs = [load(args, always_report=False, path=p) for p in args.logs]
     secondary = None if args.secondary is None else (
         () if args.secondary.strip().lower() == "none" else args.secondary)
@@ -177,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
             design=args.design, secondary=secondary, control_team=args.control_team,
             treatment_team=args.treatment_team, runs=runs, qrels=args.qrels,
             counterfactual=cf_logs, counterfactual_options=cf_options,
+            expected_split=split,
         )
         if json_tmp is not None:
             fill(json_tmp, json.dumps(ro.to_dict(), indent=2, allow_nan=False) + "\n")

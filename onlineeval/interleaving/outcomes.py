@@ -96,7 +96,7 @@ class PageCounts:
 
 
 def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None,
-                  end: Any = None, credit: str = "clicks") -> PageCounts:
+                  end: Any = None, credit: str = "clicks", hourly: bool = False) -> PageCounts:
     """Create the temp view ``interleaving_page_outcomes`` in ``logs.con``; return its row
     count, the pages it leaves out and the first and last page it reads out.
 
@@ -109,7 +109,8 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
 
     ``credit`` is ``"clicks"`` (a team is credited for its clicked results) or an event type
     of the log's events table (for its results that led to an attributed event of that type:
-    ``sql/interleaving/page_outcomes.sql``, switch ``events``).
+    ``sql/interleaving/page_outcomes.sql``, switch ``events``). ``hourly``: the view's
+    ``day`` is each page's hour (its ts truncated to the hour) instead of its date.
     """
     con = logs.con
     start, end = bounds(start, end)
@@ -131,7 +132,7 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
     # view streams the 10M pages within 1 GB). The view keeps the bound parameters.
     sql = q.render(**engines.optimisations(con, q), events=bool(attribution),
-                   attribution=attribution)
+                   attribution=attribution, hourly=hourly)
     create(con, PAGE_TABLE, sql,
            params=q.bind(sql, experiment=experiment, win_start=start, win_end=end))
     # the view's rows and the pages it leaves out, without crediting clicks (the query's

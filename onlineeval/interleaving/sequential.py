@@ -12,8 +12,9 @@ the A/B sequential readout does with its delta-method estimate.
 
 The log is read once, whatever the number of looks: the page outcomes
 (``sql/interleaving/page_outcomes.sql``) summed per user and calendar day
-(``sql/interleaving/user_stats.sql`` grouped by day) come back as one row per user and day
-with pages; the cumulative per-user sums at each look are running sums over those rows.
+(``sql/interleaving/user_stats.sql`` grouped by day, or by hour for hourly looks) come back
+as one row per user and day (hour) with pages; the cumulative per-user sums at each look are
+running sums over those rows.
 
 A user's Δ_u changes as their pages accrue, so the terms of the mean are not a fixed
 i.i.d. sequence; the guarantee is the asymptotic one of Waudby-Smith et al. (the same
@@ -58,7 +59,8 @@ def sequential_interleaving(
     ``control`` and ``treatment`` are the interleaved teams (``results.team``); by default
     they are told by their names (:mod:`onlineeval.interleaving.teams`). ``looks``, ``rho2``
     and the returned columns are those of :func:`onlineeval.sequential_readout` (one row
-    per look, ``metric`` :data:`METRIC`): ``estimate`` is the mean Δ_u with the treatment as
+    per look, ``metric`` :data:`METRIC`; ``looks="hour"``: every hour from the first page's
+    to the last's, ``look_end`` the hour's end): ``estimate`` is the mean Δ_u with the treatment as
     A (positive: users prefer the treatment), ``units_control`` and ``units_treatment`` both
     the users with pages up to the look (each saw both teams), the fixed-horizon columns the
     per-user t test of that look alone (the interleaving readout's ``user_delta``,
@@ -67,18 +69,14 @@ def sequential_interleaving(
     default ``rho2`` is tuned for the users with a decided page at the last look.
     """
     alpha = check_level(alpha)
-    if looks == "hour":
-        raise InvalidParameterError(
-            "an interleaving log is read at daily looks (looks='day' or a number of looks); "
-            "hourly looks are for A/B logs for now"
-        )
+    hourly = looks == "hour"
     logs = as_logs(logs)
     if not outcomes._has(logs, "searches", "ts"):
         raise SchemaError(
             "a sequential interleaving readout reads the experiment day by day and needs "
             "searches.ts, which this log does not have; map a timestamp column to ts"
         )
-    outcomes.page_outcomes(logs, experiment, start=start, end=end)
+    outcomes.page_outcomes(logs, experiment, start=start, end=end, hourly=hourly)
     rows = _one_pair(_orient(outcomes.user_stats(logs, ["day"]), treatment, control,
                              treatment_first=True), experiment, treatment, control)
     exp, team_t, team_c = (rows[c].iloc[0] for c in ("experiment", "team_a", "team_b"))
@@ -90,9 +88,14 @@ def sequential_interleaving(
             "look; they were left out of the sequential readout", stacklevel=2,
         )
     rows = rows[~no_day]
-    days = np.sort(pd.unique(pd.to_datetime(rows["day"]).to_numpy()))
+    period = pd.to_datetime(rows["day"]).to_numpy()
+    if hourly and len(period):
+        # every hour from the first page's to the last's, as the A/B readout's hourly looks
+        days = pd.date_range(period.min(), period.max(), freq="h").to_numpy(period.dtype)
+    else:
+        days = np.sort(pd.unique(period))
     looks_at = days[look_indices(len(days), looks)]
-    look_of_row = np.searchsorted(looks_at, pd.to_datetime(rows["day"]).to_numpy())
+    look_of_row = np.searchsorted(looks_at, period)
     users = pd.factorize(rows["user_id"], use_na_sentinel=False)[0]
     tests, units, seq = preference_sequence(
         users, look_of_row, rows[["wins_a", "wins_b", "ties"]].to_numpy(dtype=float),
@@ -102,7 +105,8 @@ def sequential_interleaving(
     nan = np.full(len(tests), np.nan)
     frame = pd.DataFrame({
         "metric": METRIC, "look": np.arange(1, len(tests) + 1),
-        "look_end": [pd.Timestamp(d).date() for d in looks_at],
+        "look_end": [pd.Timestamp(d) + pd.Timedelta(hours=1) if hourly
+                     else pd.Timestamp(d).date() for d in looks_at],
         "units_control": units, "units_treatment": units,
         "estimate": seq.estimate, "ci_low": seq.ci_low, "ci_high": seq.ci_high,
         "p_value": seq.p_value, "stop": seq.stop.astype(bool),

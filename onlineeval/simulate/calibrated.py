@@ -58,6 +58,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import optimize, stats
@@ -66,6 +67,9 @@ from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.interleaving import team_draft_distribution
 from onlineeval.simulate.clickmodel import ClickModel
 from onlineeval.simulate.collection import Collection, Run
+
+if TYPE_CHECKING:
+    from onlineeval.logs.convert.parquet import LogTables
 
 K = 10
 _GH_NODES = 32
@@ -384,8 +388,9 @@ def simulate_pages(lists: PageLists, popularity: np.ndarray, topic_effect: np.nd
     Each page: a topic by ``popularity``, a list from that topic's :class:`PageLists`,
     propensity ``shift + topic_effect[topic] + v_user`` with ``v_user ~ Normal(0, user_sd)``
     drawn once per user, clicks from ``ClickModel.simulate_batch``. Returns per page
-    ``topic``, ``clicks`` (results clicked), ``credit_a`` and ``credit_b`` (clicked results
-    of team A / B; for a single ranker everything is team A).
+    ``topic``, ``clicks`` (results clicked), ``clicked`` (pages x k: which ranks were
+    clicked), ``credit_a`` and ``credit_b`` (clicked results of team A / B; for a single
+    ranker everything is team A).
     """
     users = np.asarray(users, dtype=np.int64)
     n = users.size
@@ -401,8 +406,67 @@ def simulate_pages(lists: PageLists, popularity: np.ndarray, topic_effect: np.nd
     v = rng.normal(0.0, traffic.user_sd, int(users.max()) + 1 if n else 0)
     b = traffic.shift + np.asarray(topic_effect)[topic] + (v[users] if n else 0.0)
     clicked, _, _ = traffic.click_model.simulate_batch(grades, rng, b)
-    return {"topic": topic, "clicks": clicked.sum(1),
+    return {"topic": topic, "clicks": clicked.sum(1), "clicked": clicked,
             "credit_a": (clicked & is_a).sum(1), "credit_b": (clicked & ~is_a).sum(1)}
+
+
+def calibrated_ab_log(collection: Collection, arms: Mapping[str, Run],
+                      traffic: CalibratedTraffic, n_users: int, days: int,
+                      rng: np.random.Generator, *, experiment: str = "calibrated",
+                      pages_mean: float = 4.0, stay_days: float = 3.0,
+                      start: str = "2026-01-05") -> LogTables:
+    """An A/B log (searches, results, clicks) of ``n_users`` users over ``days`` days whose
+    clicks follow ``traffic``: the same per-topic and per-user propensities as
+    :func:`simulate_pages`, so a user's pages are correlated and topics differ as in the
+    Yandex sample when ``traffic`` is :data:`CALIBRATED`.
+
+    ``arms`` maps each variant to the ranker it serves (the same ranker twice: an A/A log).
+    User ``u`` (``user_id`` ``u000001``...) is in the arm :func:`~onlineeval.simulate.traffic.
+    assign_variant` gives it (salt ``experiment``, equal shares over the arms in order; two
+    arms only), arrives on a uniform day and has ``1 + Poisson(pages_mean - 1)`` pages, each
+    ``Poisson(stay_days)`` whole days after arrival (pages past the last day dropped), at a
+    uniform time of that day. Each page shows the arm's top 10 for its topic; a click row
+    per clicked result, ten seconds after the page.
+    """
+    import pandas as pd
+
+    from onlineeval.logs.convert.parquet import LogTables
+    from onlineeval.simulate.traffic import assign_variant
+
+    names = list(arms)
+    if len(names) != 2:
+        raise InvalidParameterError(f"arms must map two variants to rankers; got {names}")
+    ids = np.array([f"u{u + 1:06d}" for u in range(n_users)], dtype=object)
+    in_second = np.array([assign_variant(u, experiment) == "treatment" for u in ids])
+    first = rng.integers(0, days, n_users)
+    users = np.repeat(np.arange(n_users), 1 + rng.poisson(pages_mean - 1.0, n_users))
+    day = first[users] + rng.poisson(stay_days, users.size)
+    users, day = users[day < days], day[day < days]
+    ts = (pd.Timestamp(start) + pd.to_timedelta(day, unit="D")
+          + pd.to_timedelta(rng.integers(0, 86_400_000, users.size), unit="ms"))
+    topic_effect = traffic.topic_effects(len(collection.qids), rng)
+    frames: dict[str, list[pd.DataFrame]] = {"searches": [], "results": [], "clicks": []}
+    for arm, (variant, run) in enumerate(arms.items()):
+        pages = np.flatnonzero(in_second[users] == bool(arm))
+        lists = PageLists.ranker(collection, run)
+        sim = simulate_pages(lists, collection.popularity, topic_effect, users[pages],
+                             traffic, rng)
+        sid = np.array([f"{experiment}-{variant}-{i}" for i in range(pages.size)],
+                       dtype=object)
+        qids = np.asarray(collection.qids, dtype=object)[sim["topic"]]
+        frames["searches"].append(pd.DataFrame({
+            "search_id": sid, "user_id": ids[users[pages]], "ts": ts[pages],
+            "query": qids, "experiment": experiment, "variant": variant}))
+        top = np.array([run.ranking(q)[:K] for q in collection.qids], dtype=object)
+        frames["results"].append(pd.DataFrame({
+            "search_id": np.repeat(sid, K), "rank": np.tile(np.arange(1, K + 1), sid.size),
+            "doc_id": top[sim["topic"]].reshape(-1)}))
+        page, rank = np.nonzero(sim["clicked"])
+        frames["clicks"].append(pd.DataFrame({
+            "search_id": sid[page], "rank": rank + 1, "doc_id": top[sim["topic"][page], rank],
+            "ts": ts[pages][page] + pd.Timedelta(seconds=10)}))
+    return LogTables(*(pd.concat(frames[t], ignore_index=True)
+                       for t in ("searches", "results", "clicks")))
 
 
 def study_world(manifest: Mapping[str, object]) -> tuple[Collection, dict[str, Run]]:

@@ -6,7 +6,7 @@
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
 -- params: experiment, win_start, win_end
 -- identifiers: attribution
--- switches: materialize, events
+-- switches: materialize, events, hourly
 -- duckdb_only: materialize (DuckDB reads page_click_rows once; other engines plan it their way)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
@@ -37,7 +37,10 @@
 --   page (0 when the team placed nothing on the page); outcome = 'a' when credit_a > credit_b,
 --   'b' when credit_b > credit_a, 'tie' when equal and > 0, 'none' otherwise (no click, or
 --   clicks only on results of other teams, without a team, or not in results).
--- outputs: experiment, variant, day DATE (searches.ts as a date; NULL without ts), query,
+-- hourly: day is searches.ts truncated to the hour (a TIMESTAMP) instead of its date: the
+--   hourly looks of the sequential interleaving readout.
+-- outputs: experiment, variant, day DATE (searches.ts as a date, or with $hourly truncated to
+--   the hour; NULL without ts), query,
 --   user_id, search_id, team_a, team_b, credit_a BIGINT, credit_b BIGINT,
 --   has_click INTEGER (1 when the page has any click row), outcome VARCHAR,
 --   clicks_without_team BIGINT (distinct clicked results whose team is NULL: reported, never
@@ -53,7 +56,10 @@ interleaved AS (
     SELECT DISTINCT search_id FROM results WHERE team IS NOT NULL
 ),
 pages AS (
-    SELECT s.search_id, s.user_id, s.experiment, s.variant, CAST(s.ts AS DATE) AS day, s.query
+    SELECT s.search_id, s.user_id, s.experiment, s.variant,
+        {{#hourly}}date_trunc('hour', s.ts){{/hourly}}{{^hourly}}CAST(s.ts AS DATE){{/hourly}}
+            AS day,
+        s.query
     FROM searches AS s
     SEMI JOIN interleaved AS i ON i.search_id = s.search_id
     WHERE (CAST($experiment AS VARCHAR) IS NULL

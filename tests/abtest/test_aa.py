@@ -135,3 +135,30 @@ def test_sequential_holds_alpha_while_peeking_inflates(logs):
         assert seq["ci_low"] <= 0.05  # at most alpha, within its binomial interval
         assert peek["ci_low"] > 0.05  # peeking at 15 looks: inflated beyond doubt
         assert last["ci_low"] <= 0.05 <= last["ci_high"]
+
+
+@pytest.mark.slow
+def test_calibrated_simulator_sequential_holds_alpha_over_14_daily_looks():
+    """Issue 17's target on the Yandex-calibrated simulator: an A/A log (both arms serve
+    s100) of 2,000 users over 14 days, clicks from CALIBRATED (per-topic and per-user
+    propensity: a user's pages are correlated), 500 salted splits read every day."""
+    import json
+
+    from onlineeval.simulate.calibrated import CALIBRATED, calibrated_ab_log, study_world
+
+    root = Path(__file__).resolve().parents[2]
+    collection, runs = study_world(json.loads((root / "sample_logs" / "manifest.json")
+                                              .read_text()))
+    log = calibrated_ab_log(collection, {"control": runs["s100"], "treatment": runs["s100"]},
+                            CALIBRATED, 2000, 14, np.random.default_rng(17))
+    logs = onlineeval.load_logs(searches=log.searches, results=log.results, clicks=log.clicks)
+    res = aa_test(logs, ["ctr", "clicks_per_unit"], splits=500, looks="day",
+                  seed=0).set_index(["metric", "procedure"])
+    assert (res["looks"] == 14).all() and (res["splits"] == 500).all()
+    for metric in ("ctr", "clicks_per_unit"):
+        seq = res.loc[(metric, "sequential, any look")]
+        peek = res.loc[(metric, "fixed-horizon, any look")]
+        last = res.loc[(metric, "fixed-horizon, last look")]
+        assert seq["fpr"] <= 0.05 and seq["ci_low"] <= 0.05
+        assert peek["ci_low"] > 0.05  # daily peeking inflates beyond doubt
+        assert last["ci_low"] <= 0.05 <= last["ci_high"]

@@ -150,8 +150,11 @@ def test_cli_readout_sequential_is_the_api(logs, capsys):
 def uneven():
     """The sample experiment with 57% of its control users dropped (by a hash of the user
     id): about 650 control and 1480 treatment users, a 30/70 design."""
-    import pandas as pd
+    return onlineeval.load_logs(**uneven_tables())
 
+
+def uneven_tables():
+    """The tables of :func:`uneven`: searches, results and clicks frames."""
     searches = pd.read_parquet(SAMPLE / "searches.parquet")
     searches = searches[searches["experiment"] == EXP]
     keep = (searches["variant"] != "control") | (
@@ -160,8 +163,7 @@ def uneven():
     ids = set(searches["search_id"])
     tables = {name: pd.read_parquet(SAMPLE / f"{name}.parquet") for name in ("results",
                                                                              "clicks")}
-    return onlineeval.load_logs(searches=searches, **{
-        k: v[v["search_id"].isin(ids)] for k, v in tables.items()})
+    return {"searches": searches, **{k: v[v["search_id"].isin(ids)] for k, v in tables.items()}}
 
 
 def dirichlet_log_bf(counts, p0, concentration=100.0):
@@ -232,3 +234,69 @@ def test_hourly_looks_come_from_one_pass_too(counting_connection):
     daily, _ = statements_for(counting_connection, None, "day")
     hourly, n = statements_for(counting_connection, None, "hour")
     assert hourly == daily and n > 300
+
+
+def test_cli_expected_split_for_both_sample_ratio_checks(uneven, tmp_path, capsys):
+    """``readout --expected-split`` is the API's expected_split, for the sequential readout's
+    two SRM columns and for the fixed-horizon readout's check (chi-square by hand)."""
+    import io
+    import json
+
+    from onlineeval.cli import main
+
+    log_dir = tmp_path / "uneven"
+    log_dir.mkdir()
+    for name, frame in uneven_tables().items():
+        frame.to_parquet(log_dir / f"{name}.parquet")
+    split = "control=0.3,treatment=0.7"
+    base = ["readout", str(log_dir), "--experiment", EXP]
+    assert main([*base, "--sequential", "--expected-split", split, "--format", "csv"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    want = sequential_readout(uneven, "control", "treatment", "ctr", experiment=EXP,
+                              expected_split={"control": 0.3, "treatment": 0.7})
+    assert list(got["units_control"]) == list(want["units_control"])
+    np.testing.assert_allclose(got["srm_p_value"], want["srm_p_value"], rtol=1e-3)
+    np.testing.assert_allclose(got["srm_sequential_p_value"], want["srm_sequential_p_value"],
+                               rtol=1e-3)
+    assert got["srm_sequential_p_value"].iloc[-1] > 0.001
+    assert main([*base, "--expected-split", split, "--secondary", "none", "--fail-on-srm",
+                 "--format", "json"]) == 0
+    srm = json.loads(capsys.readouterr().out)["srm"]
+    a, b = srm["observed"]["control"], srm["observed"]["treatment"]
+    assert srm["p_value"] == pytest.approx(
+        stats.chisquare([a, b], [0.3 * (a + b), 0.7 * (a + b)]).pvalue, rel=1e-12)
+    assert srm["status"] == "ok" and srm["expected_shares"] == {"control": 0.3,
+                                                                "treatment": 0.7}
+    for extra, bad, says in (
+            (["--sequential"], "control:0.3", "--expected-split must look like"),
+            ([], "control=0.3,=0.7", "--expected-split must look like"),
+            (["--sequential"], "control=0.3,treatment=0.6", "sum to 1")):
+        assert main([*base, *extra, "--expected-split", bad]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
+
+
+def test_per_unit_mean_against_growthbooks_sequential_t_test(logs, growthbook_sequence):
+    """searches_per_unit at every look, from the sample's searches counted per user with
+    pandas (not the package's SQL) and GrowthBook's parameterisation of the sequence
+    (conftest), tuned for the units of the last look as the readout's default."""
+    seq = sequential_readout(logs, "control", "treatment", "searches_per_unit",
+                             experiment=EXP)
+    searches = pd.read_parquet(SAMPLE / "searches.parquet")
+    searches = searches[searches["experiment"] == EXP]
+    est, var, n = [], [], []
+    for day in seq["look_end"]:
+        seen = searches[searches["ts"] < pd.Timestamp(day) + pd.Timedelta(days=1)]
+        per_user = seen.groupby(["variant", "user_id"]).size()
+        c, t = (per_user[v].to_numpy(dtype=float) for v in ("control", "treatment"))
+        est.append(t.mean() - c.mean())
+        var.append(t.var(ddof=1) / len(t) + c.var(ddof=1) / len(c))
+        n.append(len(c) + len(t))
+    lo, hi, p = growthbook_sequence(est, var, n, n[-1], 0.05)
+    np.testing.assert_allclose(seq["estimate"], est, rtol=1e-12)
+    assert list(seq["units_control"] + seq["units_treatment"]) == n
+    # GrowthBook reports each look alone; the readout keeps the running intersection and
+    # minimum (the sequence is valid over all looks at once, so both are)
+    np.testing.assert_allclose(seq["ci_low"], np.maximum.accumulate(lo), rtol=1e-9)
+    np.testing.assert_allclose(seq["ci_high"], np.minimum.accumulate(hi), rtol=1e-9)
+    np.testing.assert_allclose(seq["p_value"], np.minimum.accumulate(p), rtol=1e-9)

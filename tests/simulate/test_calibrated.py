@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -24,6 +25,7 @@ from onlineeval.simulate.calibrated import (
     YANDEX_WSCD,
     CalibratedTraffic,
     PageLists,
+    calibrated_ab_log,
     expected_moments,
     fit,
     parse_wscd,
@@ -224,3 +226,36 @@ def test_team_draft_lists_and_credit(world: tuple) -> None:
     assert (sim["credit_a"] + sim["credit_b"] == sim["clicks"]).all()
     with pytest.raises(InvalidParameterError):
         CalibratedTraffic(query_sd=-1.0)
+
+
+def test_calibrated_ab_log_is_consistent_and_clicks_like_the_model(world: tuple) -> None:
+    """The A/B log of the calibrated traffic: users in the arm assign_variant gives them,
+    every page showing its arm's top 10 for its query, every click on a shown result, times
+    inside the days; its no-click share near the model's (0.320; the default simulator's
+    pages get a click 86% of the time)."""
+    from onlineeval.simulate.traffic import assign_variant
+
+    collection, runs = world
+    arms = {"control": runs["s100"], "treatment": runs["s060"]}
+    log = calibrated_ab_log(collection, arms, CALIBRATED, 3000, 7, np.random.default_rng(3),
+                            experiment="e")
+    s, r, c = log.searches, log.results, log.clicks
+    assert s["search_id"].is_unique and (s["experiment"] == "e").all()
+    want = ["treatment" if assign_variant(u, "e") == "treatment" else "control"
+            for u in s["user_id"]]
+    assert list(s["variant"]) == want
+    assert s.groupby("user_id")["variant"].nunique().max() == 1
+    assert s["ts"].min() >= pd.Timestamp("2026-01-05")
+    assert s["ts"].max() < pd.Timestamp("2026-01-12")
+    top = pd.DataFrame([(v, q, i + 1, d) for v, run in arms.items()
+                        for q in collection.qids for i, d in enumerate(run.ranking(q)[:10])],
+                       columns=["variant", "query", "rank", "want"])
+    shown = r.merge(s, on="search_id").merge(top, on=["variant", "query", "rank"])
+    assert len(shown) == len(r) == 10 * len(s) and (shown["doc_id"] == shown["want"]).all()
+    hit = c.merge(r, on=["search_id", "rank"], suffixes=("", "_shown"))
+    assert len(hit) == len(c) and (hit["doc_id"] == hit["doc_id_shown"]).all()
+    assert not c.duplicated(["search_id", "rank"]).any()
+    no_click = 1 - s["search_id"].isin(c["search_id"]).mean()
+    model = expected_moments(CALIBRATED, collection, runs["s100"]).no_click_share
+    # which topic gets which effect is drawn per log, so a log's share moves by a few points
+    assert abs(no_click - model) < 0.05
