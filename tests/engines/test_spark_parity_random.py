@@ -166,7 +166,8 @@ def _load(**tables):
 
 @pytest.fixture(scope="module", params=SEEDS)
 def loaded(request, spark_session, tmp_path_factory):
-    """One seed's log loaded by DuckDB (from Arrow) and by Spark (from Parquet DataFrames)."""
+    """One seed's log loaded by DuckDB (from Arrow) and by Spark (from Parquet DataFrames:
+    every validation rule and exclusion count runs in Spark)."""
     tables = random_log(request.param)
     folder = tmp_path_factory.mktemp(f"random{request.param}")
     session = spark_session.newSession()
@@ -175,6 +176,16 @@ def loaded(request, spark_session, tmp_path_factory):
         pq.write_table(table, folder / f"{t}.parquet")
         frames[t] = session.read.parquet(str(folder / f"{t}.parquet"))
     return _load(**tables), _load(**frames)
+
+
+@pytest.fixture(scope="module")
+def pair(module_spark):
+    """The first seed's log loaded by DuckDB, and its clean tables on Spark: the later stages
+    (one Spark load per seed is dear on a small machine; the load is compared above)."""
+    from onlineeval.logs.load import on_engine
+
+    duck = _load(**random_log(SEEDS[0]))
+    return duck, on_engine(duck, module_spark())
 
 
 def test_the_generator_plants_every_reason_and_outcome():
@@ -209,11 +220,11 @@ def test_load_report_and_clean_rows(loaded):
         assert_same(duck.con.table(t).df(), spark.con.table(t).df())
 
 
-def test_metrics_with_events(loaded):
+def test_metrics_with_events(pair):
     from onlineeval.online import online_metrics, position_ctr, queries_over_time, top_queries
     from onlineeval.online.attribution import attribute_events
 
-    duck, spark = loaded
+    duck, spark = pair
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for kw in ({"attribution_window": WINDOW_H}, {"event_type": "purchase"}):
@@ -223,3 +234,53 @@ def test_metrics_with_events(loaded):
     assert_same(position_ctr(duck), position_ctr(spark))
     assert_same(top_queries(duck, n=3), top_queries(spark, n=3))
     assert_same(queries_over_time(duck, by=("day",)), queries_over_time(spark, by=("day",)))
+
+
+def test_ab_readout_queries(pair):
+    """The A/B unit sums with the outcome metrics, the effect over time (cumulative by day,
+    by day since exposure; ab/over_time_units with its calendar) and the quantile effects
+    (ab/quantile_values, ab/quantile_cdf_units with their request tables)."""
+    from onlineeval.abtest.over_time import effect_over_time
+    from onlineeval.abtest.quantiles import quantile_effects
+    from onlineeval.abtest.units import unit_rows
+
+    duck, spark = pair
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, known_a = unit_rows(duck, experiment="e1")
+        b, known_b = unit_rows(spark, experiment="e1")
+        assert known_a == known_b
+        assert_same(a, b)
+        for kw in ({"metric": "conversion_rate", "by": "day"},
+                   {"metric": "ctr", "by": "exposure_day"}):
+            assert_same(effect_over_time(duck, "A", "B", min_units=1, **kw),
+                        effect_over_time(spark, "A", "B", min_units=1, **kw))
+        assert_same(quantile_effects(duck, "A", "B", q=(0.25, 0.5), min_units=1),
+                    quantile_effects(spark, "A", "B", q=(0.25, 0.5), min_units=1))
+
+
+def test_click_model_statistics_and_counterfactual_sums(pair):
+    from onlineeval.clickmodels.harvest import read_rank_counts
+    from onlineeval.clickmodels.patterns import read_patterns
+    from onlineeval.counterfactual.evaluation import prepare
+
+    duck, spark = pair
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pa_, pb = read_patterns(duck, max_rank=4), read_patterns(spark, max_rank=4)
+        assert pa_.counts == pb.counts and pa_.n_patterns > 3
+        for name in ("pair", "rank", "click", "mask", "weight"):
+            assert np.array_equal(getattr(pa_, name), getattr(pb, name)), name
+        assert_same(pa_.pairs, pb.pairs)
+        assert_same(read_rank_counts(duck, max_rank=4), read_rank_counts(spark, max_rank=4))
+        run = pd.DataFrame({"qid": ["a", "a", "a", "b", "b", "c"],
+                            "docno": ["d1", "d2", "d3", "d0", "d5", "d4"],
+                            "score": [3.0, 2.0, 1.0, 2.0, 1.0, 1.0]})
+        propensities = {1: 1.0, 2: 0.7, 3: 0.45, 4: 0.3}
+        for estimator in ("ips", "snips", "dr"):
+            rows = [prepare(logs, metric="clicks@3", propensities=propensities,
+                            estimator=estimator, max_rank=4).result(run, warn=False)
+                    for logs in (duck, spark)]
+            assert_same(rows[0][1], rows[1][1])
+            assert (rows[0][0].value, rows[0][0].pages) == pytest.approx(
+                (rows[1][0].value, rows[1][0].pages), rel=1e-12)
