@@ -11,8 +11,9 @@ days (so ties in search, click and event times occur), with NULLs in every optio
 and plants at least one row for each exclusion reason and each attribution outcome, among
 them events exactly at the attribution window's end and one microsecond past it. Each
 seed's log is loaded once per engine and shared by the assertions; the Spark load of the
-seeds after the first is marked slow (left out of the README's quick test command), and the
-later stages run on the first seed's log.
+seeds after the first, the A/B readout queries and the click-model and counterfactual sums
+are marked slow (left out of the README's quick test command: 20-50 s each on this 2-core
+machine); the later stages run on the first seed's log.
 """
 
 from __future__ import annotations
@@ -242,6 +243,7 @@ def test_metrics_with_events(pair):
     assert_same(queries_over_time(duck, by=("day",)), queries_over_time(spark, by=("day",)))
 
 
+@pytest.mark.slow  # ~20-50 s on 2 loaded cores
 def test_ab_readout_queries(pair):
     """The A/B unit sums with the outcome metrics, the cumulative effect over time
     (ab/over_time_units with its calendar) and the quantile effects (ab/quantile_values,
@@ -264,6 +266,7 @@ def test_ab_readout_queries(pair):
                     quantile_effects(spark, "A", "B", q=(0.25, 0.5), min_units=2))
 
 
+@pytest.mark.slow  # ~20-50 s on 2 loaded cores
 def test_click_model_statistics_and_counterfactual_sums(pair):
     from onlineeval.clickmodels.harvest import read_rank_counts
     from onlineeval.clickmodels.patterns import read_patterns
