@@ -47,7 +47,8 @@ or table.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -345,6 +346,18 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
     con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS "
                 + _PARAM.sub(variable, sql))
     return name
+
+
+@contextmanager
+def registered(con: Any, name: str, table: Any) -> Iterator[str]:
+    """The small table ``table`` (a pyarrow Table: typed columns) registered in ``con`` as
+    ``name`` while the block runs: how a query gets a list of values (requests, a calendar)
+    in every engine, where only DuckDB could unnest a bound list. Unregistered afterwards."""
+    con.register(name, table)
+    try:
+        yield name
+    finally:
+        con.unregister(name)
 
 
 def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:

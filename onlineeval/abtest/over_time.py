@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from onlineeval import queries
 from onlineeval.abtest.metrics import ABMetric, is_outcome, usable
@@ -136,13 +137,31 @@ def over_time_units(
     rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
     q = queries.load("ab/over_time_units")
     per_unit = chosen.kind == "mean"
+    calendar = "ab_over_time_calendar"  # read by the view below: stays registered
+    con.register(calendar, _calendar(con, hourly))
     text = q.render(unit_rows=[rows], num=[chosen.num],
-                    den=[chosen.num if per_unit else chosen.den],
-                    cumulative=cumulative, per_unit=per_unit, hourly=hourly)
+                    den=[chosen.num if per_unit else chosen.den], calendar=[calendar],
+                    cumulative=cumulative, per_unit=per_unit)
     view = queries.create(con, "ab_over_time_units", text)
     empty = ("the experiment has no exposures"
              f"{'' if start is None and end is None else ' in the window'}")
     return OverTimeUnits(con, view, chosen, params, window, excluded, empty)
+
+
+def _calendar(con: Any, hourly: bool) -> pa.Table:
+    """Every day (hour) from the first to the last search of the log: the keys a cumulative
+    row of ``sql/ab/over_time_units.sql`` may take (a superset of the exposures' keys)."""
+    q = queries.load("logs/time_range")
+    first, last = con.execute(q.render()).fetchall()[0][:2]
+    if first is None:
+        return pa.table({"key": pa.array([], pa.timestamp("us") if hourly else pa.date32())})
+    if hourly:
+        keys = pd.date_range(pd.Timestamp(first).floor("h"), pd.Timestamp(last).floor("h"),
+                             freq="h")
+        return pa.table({"key": pa.array(keys.to_pydatetime(), pa.timestamp("us"))})
+    days = pd.date_range(pd.Timestamp(first).normalize(), pd.Timestamp(last).normalize(),
+                         freq="D")
+    return pa.table({"key": pa.array([d.date() for d in days], pa.date32())})
 
 
 def arm_stats(

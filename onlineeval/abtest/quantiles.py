@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from scipy import stats
 
 from onlineeval import queries
@@ -161,9 +162,11 @@ def quantile_effects(
     value = _values(con, rows, {(arm, rank[arm, p]) for arm, p in cells})
     point = {(arm, p): value[arm, rank[arm, p]] for arm, p in cells}
     q_units = queries.load("ab/quantile_cdf_units")
-    moments = xy_moments(con, "ab_quantile_cdf_units", q_units.render(rows=[rows]),
-                         q_units.bind(variants=[a for a, _ in cells],
-                                      thresholds=[point[c] for c in cells]))
+    asked = pa.table({"variant": pa.array([str(a) for a, _ in cells], pa.string()),
+                      "threshold": pa.array([point[c] for c in cells], pa.float64())})
+    with queries.registered(con, "ab_quantile_thresholds", asked) as requests:
+        moments = xy_moments(con, "ab_quantile_cdf_units",
+                             q_units.render(rows=[rows], requests=[requests]))
     z = float(stats.norm.isf(alpha / 2.0))
     sigma, ends = {}, {}
     for arm, p in cells:
@@ -206,10 +209,9 @@ def quantile_effects(
     return frame
 
 
-def _query(con: Any, name: str, rows: str, **params: Any) -> pd.DataFrame:
+def _query(con: Any, name: str, rows: str, **tables: str) -> pd.DataFrame:
     q = queries.load(name)
-    text = q.render(rows=[rows])
-    return con.execute(text, q.bind(text, **params)).df()
+    return con.execute(q.render(rows=[rows], **{k: [v] for k, v in tables.items()})).df()
 
 
 def _values(con: Any, rows: str, wanted: set[tuple[str, int]]) -> dict[tuple[str, int], float]:
@@ -217,8 +219,10 @@ def _values(con: Any, rows: str, wanted: set[tuple[str, int]]) -> dict[tuple[str
     if not wanted:
         return {}
     asked = sorted(wanted)
-    got = _query(con, "ab/quantile_values", rows, variants=[a for a, _ in asked],
-                 ranks=[r for _, r in asked])
+    table = pa.table({"variant": pa.array([str(a) for a, _ in asked], pa.string()),
+                      "rank": pa.array([r for _, r in asked], pa.int64())})
+    with queries.registered(con, "ab_quantile_ranks", table) as requests:
+        got = _query(con, "ab/quantile_values", rows, requests=requests)
     return {(str(v), int(r)): float(x)
             for v, r, x in zip(got["variant"], got["rank"], got["value"], strict=True)}
 

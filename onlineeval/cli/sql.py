@@ -26,14 +26,19 @@ CAVEATS: dict[str, tuple[str, ...]] = {
         "mode on; unverified there). The parity suite checks Spark 3.5 local.",
     ),
     "trino": (
-        "Trino's date_diff has no 'microsecond' unit: queries using session gaps or dwell "
-        "(online/search_facts) need to_unixtime differences instead.",
+        "Trino's date_diff has no 'microsecond' unit: a time difference in microseconds "
+        "(session gaps, time to first click, time to conversion, the attribution window, "
+        "days since exposure) is translated as date_diff('millisecond', a, b) * 1000, exact "
+        "for TIMESTAMP(3) columns (Trino's default); on TIMESTAMP(6) columns the "
+        "sub-millisecond part is lost, so times and window edges may differ by < 1 ms.",
         "Trino divides integers as integers: the queries cast one operand to DOUBLE; keep it.",
     ),
     "bigquery": (
         "date_trunc('week') becomes TIMESTAMP_TRUNC(ts, WEEK(MONDAY)): BigQuery's bare WEEK "
         "starts on Sunday.",
         "Identifiers are backquoted; parameters are @name (query parameters).",
+        "Time differences come out as DATE_DIFF(b, a, MICROSECOND): on TIMESTAMP columns "
+        "write TIMESTAMP_DIFF, on DATETIME columns DATETIME_DIFF (same arguments).",
     ),
     "snowflake": (
         "Snowflake rounds a division of integers to 6 decimals: the queries cast one operand "

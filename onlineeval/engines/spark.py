@@ -167,6 +167,11 @@ class Result:
     def columns(self) -> list[str]:
         return list(self._frame.columns)
 
+    def order(self, column: str) -> Result:
+        """The rows sorted by one column (DuckDB's ``relation.order``; the pipeline orders
+        by a column name only)."""
+        return Result(self._frame.orderBy(self._frame[_quote(column)]))
+
 
 class SparkConnection:
     """A Spark session seen through the calls the pipeline makes on a DuckDB connection.
@@ -221,8 +226,8 @@ class SparkConnection:
         return {key: bound.get(key) for key in keys}
 
     def register(self, name: str, data: Any) -> str:
-        """Make ``data`` (a Spark DataFrame or :class:`Frame`, a pyarrow Table, or a DuckDB
-        relation) the temporary view ``name``. A DataFrame must be of this connection's
+        """Make ``data`` (a Spark DataFrame or :class:`Frame`, a pyarrow Table, a pandas
+        DataFrame or a DuckDB relation) the temporary view ``name``. A DataFrame must be of this connection's
         session.
 
         Arrow data goes through Parquet, with each timestamp as its integer microseconds
@@ -237,7 +242,10 @@ class SparkConnection:
             frame = data.frame if isinstance(data, Frame) else data
             frame.createOrReplaceTempView(_quote(name))
             return name
-        table = data if isinstance(data, pa.Table) else data.arrow()
+        if isinstance(data, pd.DataFrame):
+            table = pa.Table.from_pandas(data, preserve_index=False)
+        else:
+            table = data if isinstance(data, pa.Table) else data.arrow()
         if hasattr(table, "read_all"):  # a RecordBatchReader
             table = table.read_all()
         stamps = []
@@ -256,3 +264,6 @@ class SparkConnection:
         frame.selectExpr(*cols).createOrReplaceTempView(_quote(name))
         return name
 
+    def unregister(self, name: str) -> None:
+        """Drop the temporary view ``name`` (DuckDB's ``unregister``)."""
+        self.spark.catalog.dropTempView(name)

@@ -6,24 +6,26 @@
 --   (onlineeval.stats.tests).
 -- grain: one row per (unit, day) (cumulative: each day from the unit's first exposure day
 --   to the last exposure day)
--- engines: duckdb (not yet ported: the calendar of days is DuckDB's generate_series table
---   function; the readout's effect over time runs on DuckDB only for now)
 -- params: none
--- identifiers: unit_rows, num, den
--- switches: cumulative, per_unit, hourly
+-- identifiers: unit_rows, num, den, calendar
+-- switches: cumulative, per_unit
 -- unit_rows: a view of ab/exposure_rows over ab/unit_sums by exposure with $daily (the
 --   outcome rows of the analysed units: columns unit, variant, day, exposure_day and the
 --   per-unit sums).
 -- num, den: the metric's numerator and denominator columns of unit_rows. With per_unit the
 --   metric is a per-unit mean: the denominator is 1 for every unit and den is not read.
+-- calendar: (cumulative) a table of the keys a cumulative row may take, registered from
+--   Python (engines differ in how they generate a series): key DATE (hourly: TIMESTAMP,
+--   each hour's start), every day (hour) from the first to the last key of unit_rows, and
+--   possibly more, outside that range, which no row takes.
 -- cumulative: on, one row per calendar day d from the first to the last exposure day: the
 --   units first exposed on or before d, each with the sums of its exposures on or before d
 --   (a unit without searches on d keeps its sums so far). The last day's rows are therefore
 --   the readout's per-unit sums. Off, one row per day since first exposure k (exposure_day
 --   of ab/unit_sums): the units with exposures on their day k, with the sums of those
 --   exposures only.
--- hourly: (cumulative, over unit_rows made with $hourly) one row per hour instead of per day;
---   key is then the hour's start, a TIMESTAMP.
+-- hourly: with unit_rows made with $hourly (and a calendar of hours), the keys are hours:
+--   one row per hour instead of per day, key the hour's start, a TIMESTAMP.
 -- outputs: unit, variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
 --   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator).
 WITH
@@ -38,24 +40,21 @@ per_key AS (
 ){{#cumulative}},
 running AS (
     SELECT unit, variant, key AS since,
-        coalesce(lead(key) OVER w,
-                 (SELECT max(key) FROM per_key)
-                 + {{#hourly}}INTERVAL 1 HOUR{{/hourly}}{{^hourly}}1{{/hourly}}) AS until,
+        lead(key) OVER w AS until,
         sum(x) OVER w AS x,
         {{#per_unit}}y{{/per_unit}}{{^per_unit}}sum(y) OVER w{{/per_unit}} AS y
     FROM per_key
     WINDOW w AS (PARTITION BY unit ORDER BY key)
 ),
 days AS (
-    SELECT CAST(g.d AS {{#hourly}}TIMESTAMP{{/hourly}}{{^hourly}}DATE{{/hourly}}) AS key
-    FROM (SELECT min(key) AS lo, max(key) AS hi FROM per_key) AS b,
-        generate_series(CAST(b.lo AS TIMESTAMP), CAST(b.hi AS TIMESTAMP),
-                        INTERVAL 1 {{#hourly}}HOUR{{/hourly}}{{^hourly}}DAY{{/hourly}}) AS g(d)
+    SELECT c.key
+    FROM {{calendar}} AS c
+    WHERE c.key <= (SELECT max(key) FROM per_key)
 ),
 unit_days AS (
     SELECT r.unit, r.variant, d.key, r.x, r.y
     FROM running AS r
-    JOIN days AS d ON d.key >= r.since AND d.key < r.until
+    JOIN days AS d ON d.key >= r.since AND (r.until IS NULL OR d.key < r.until)
 ){{/cumulative}}
 SELECT unit, variant, key, x, y
 FROM {{#cumulative}}unit_days{{/cumulative}}{{^cumulative}}per_key{{/cumulative}}

@@ -7,21 +7,19 @@
 --   row per request.
 -- grain: one row per distinct requested (variant, threshold) and unit of the variant with
 --   a value
--- engines: duckdb (not yet ported: the requested thresholds arrive as a bound list that
---   unnest expands; the readout's quantile metrics run on DuckDB only for now)
--- params: variants, thresholds
--- identifiers: rows
+-- params: none
+-- identifiers: rows, requests
 -- rows: a view of ab/exposure_rows over ab/unit_sums by exposure keyed by the value column
 --   (one row per unit, variant and value, with its searches).
--- variants, thresholds: lists of equal length; request i is (variants[i], thresholds[i]).
+-- requests: a table of the requests, registered from Python (a table rather than bound
+--   lists, which only DuckDB can unnest): variant VARCHAR, threshold DOUBLE; a request may
+--   repeat.
 -- units: those of the variant with at least one value.
 -- values: a value is the key cast to DOUBLE; NULL and NaN are no value.
 -- outputs: variant VARCHAR, key DOUBLE (the threshold), x DOUBLE, y DOUBLE.
 WITH
 requests AS (
-    SELECT DISTINCT
-        unnest(CAST($variants AS VARCHAR[])) AS variant,
-        unnest(CAST($thresholds AS DOUBLE[])) AS threshold
+    SELECT DISTINCT variant, threshold FROM {{requests}}
 ),
 per_unit AS (
     SELECT q.variant, q.threshold, r.unit,

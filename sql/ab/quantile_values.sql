@@ -5,13 +5,12 @@
 --   interval, onlineeval.stats.quantile); the values are sorted inside DuckDB, and one row
 --   per request leaves it.
 -- grain: one row per distinct requested (variant, rank) with 1 <= rank <= the variant's values
--- engines: duckdb (not yet ported: the requested ranks arrive as a bound list that
---   unnest expands; the readout's quantile metrics run on DuckDB only for now)
--- params: variants, ranks
--- identifiers: rows
+-- params: none
+-- identifiers: rows, requests
 -- rows: a view of ab/exposure_rows over ab/unit_sums by exposure keyed by the value column
 --   (one row per unit, variant and value, with its searches).
--- variants, ranks: lists of equal length; request i is (variants[i], ranks[i]).
+-- requests: a table of the requests, registered from Python (a table rather than bound
+--   lists, which only DuckDB can unnest): variant VARCHAR, rank BIGINT; a request may repeat.
 -- values: a value is the key cast to DOUBLE; NULL and NaN are no value.
 -- outputs: variant VARCHAR, rank BIGINT, value DOUBLE.
 WITH
@@ -23,13 +22,12 @@ counts AS (
 ),
 running AS (
     SELECT variant, value,
-        sum(cnt) OVER (PARTITION BY variant ORDER BY value) AS upto
+        -- values are never NULL here; NULLS FIRST as BigQuery's running sums can order
+        sum(cnt) OVER (PARTITION BY variant ORDER BY value NULLS FIRST) AS upto
     FROM counts
 ),
 requests AS (
-    SELECT DISTINCT
-        unnest(CAST($variants AS VARCHAR[])) AS variant,
-        unnest(CAST($ranks AS BIGINT[])) AS rank
+    SELECT DISTINCT variant, rank FROM {{requests}}
 )
 SELECT q.variant, q.rank, min(r.value) AS value
 FROM requests AS q

@@ -189,3 +189,45 @@ def test_per_query_ab_ctr(ab):
     duck, spark = ab
     args = ("s100_vs_s080", "control", "treatment")
     assert_same(ab_ctr_per_query(duck, *args), ab_ctr_per_query(spark, *args))
+
+
+def _sample_slice(folder: Path, users: int) -> dict:
+    """The sample A/B log's rows of its first ``users`` users (sorted ids): their searches,
+    the results and clicks of those searches and their events, every row as the sample has
+    it (attribution is per user, so a user's events keep every candidate search)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    tables = {t: pq.read_table(folder / f"{t}.parquet")
+              for t in ("searches", "results", "clicks", "events")}
+    chosen = pc.unique(tables["searches"]["user_id"]).sort()[:users]
+    searches = tables["searches"].filter(pc.is_in(tables["searches"]["user_id"], chosen))
+    out = {"searches": searches,
+           "events": tables["events"].filter(pc.is_in(tables["events"]["user_id"], chosen))}
+    for t in ("results", "clicks"):
+        out[t] = tables[t].filter(pc.is_in(tables[t]["search_id"], searches["search_id"]))
+    return out
+
+
+@pytest.mark.slow
+def test_outcome_metrics_sample_slice(module_spark):
+    """The events SQL (online/attribution, online/event_facts) and the outcome metrics on
+    real-shaped events: a slice of the sample A/B log, both event types and one, the default
+    24 h window and a 30-minute one."""
+    from onlineeval.logs.load import on_engine
+    from onlineeval.online.attribution import attribute_events, attribution_counts
+
+    duck = load_logs(**_sample_slice(ROOT / "sample_logs/ab", 60))
+    assert duck.report.rows_read["events"] > 30
+    spark = on_engine(duck, module_spark())
+    by = ("experiment", "variant")
+    with pytest.warns(Warning):
+        for kw in ({}, {"event_type": "purchase", "attribution_window": "30min"}):
+            a, b = online_metrics(duck, by=by, **kw), online_metrics(spark, by=by, **kw)
+            assert a["conversion_rate"].gt(0).all()
+            assert_same(a, b)
+            events = attribute_events(duck, **kw)
+            assert_same(events, attribute_events(spark, **kw))
+    counts = attribution_counts(duck.with_events(attribution_window="30min"))
+    assert counts == attribution_counts(spark.with_events(attribution_window="30min"))
+    assert counts["outside_window"] > 0 and counts["search_id"] > 0

@@ -52,3 +52,29 @@ def test_list_marks_duckdb_only(capsys):
     assert main(["sql", "--list"]) == 0
     out = capsys.readouterr().out
     assert "logs/glob  (DuckDB-only)" in out and "\nonline/metrics\n" in out
+
+
+def test_trino_time_differences_in_whole_milliseconds(capsys):
+    """Trino has no microsecond date_diff (sqlglot writes one): the translation counts whole
+    milliseconds times 1000, and the header says what that loses."""
+    assert main(["sql", "online/attribution", "--dialect", "trino"]) == 0
+    out = capsys.readouterr().out
+    body = "\n".join(line for line in out.splitlines() if not line.startswith("--"))
+    assert "MICROSECOND" not in body.upper()
+    assert body.count("DATE_DIFF('millisecond', ") == 2 and "* 1000" in body
+    assert "TIMESTAMP(3)" in out
+
+
+def test_trino_time_difference_means_the_same_on_millisecond_times():
+    """The Trino expression (read back by sqlglot, run by DuckDB) equals DuckDB's
+    microsecond difference on times of whole milliseconds."""
+    import duckdb
+    import sqlglot
+
+    from onlineeval.engines.dialects import translate
+
+    sql = ("SELECT date_diff('microsecond', a, b) AS d FROM (SELECT "
+           "TIMESTAMP '2026-03-01 23:59:59.998' AS a, TIMESTAMP '2026-03-02 00:00:01.250' AS b)")
+    trino = translate(sql, "trino")
+    back = sqlglot.transpile(trino, read="trino", write="duckdb")[0]
+    assert duckdb.sql(back).fetchall() == duckdb.sql(sql).fetchall() == [(1_252_000,)]
