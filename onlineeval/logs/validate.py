@@ -12,10 +12,8 @@ fixed order, so every excluded row is counted exactly once; when a log has repea
 counts come from an explicit row-by-row classification instead.
 
 On Parquet results whose footers show every row valid (no null search_id, rank or doc_id, no
-rank < 1; no column needing a value check), the footer statistics answer the rest of pass 1
-without reading data, and one grouping of search_id and rank by search_id gives both the
-rows of excluded or unknown searches (one joined row per search) and the repeated-rank
-pre-check.
+rank < 1; no column needing a value check), the first results pass reads only search_id for
+its join: the footer statistics answer the rest without reading data.
 
 The SQL is in ``sql/logs/`` (one file per query, its header says what it computes); this
 module chooses which query runs, with which switches, and reads the counts back.
@@ -258,10 +256,7 @@ def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
     # Pass 1, row by row joined to the kept searches: rows, nulls, ranks < 1, rows of
     # excluded or unknown searches, bad values, filled optional columns.
     row = _results_pass1_from_footer(con, t, optional, excluded_sids)
-    suspects = None
-    if row is not None:
-        row, suspects = row[:-1], row[-1]
-    else:
+    if row is None:
         got = [int(v or 0) for v in _query(
             con, t, "logs/results/pass", source=[t.check], bad=bad, optional=optional,
             excluded=excluded_sids)[0]]
@@ -272,13 +267,10 @@ def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
     _note_empty(report, t, row[5 + len(bad):], n)
     report.rows_read["results"] = n
     reasons = [row[1], row[2], 0, row[3], row[4]]
-    # Pass 2, repeated ranks (logs/results/rank_suspects says how; the footer path counted
-    # its suspects already), confirmed exactly (a DuckDB-only pre-check: on another engine
-    # every log is a suspect)
-    if suspects is None:
-        suspects = not engines.is_duckdb(con) or _query(
-            con, t, "logs/results/rank_suspects", source=[t.typed])[0][0]
-    suspect = bool(suspects)
+    # Pass 2, repeated ranks (logs/results/rank_suspects says how), confirmed exactly
+    # (a DuckDB-only pre-check: on another engine every log is a suspect)
+    suspect = not engines.is_duckdb(con) or _query(
+        con, t, "logs/results/rank_suspects", source=[t.typed])[0][0]
     dup = False
     if suspect:
         _create(con, t, _DUP_RANKS, "logs/results/duplicate_ranks", table=True,
@@ -302,17 +294,15 @@ def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
 
 def _results_pass1_from_footer(con: duckdb.DuckDBPyConnection, t: Table, optional: list[str],
                                excluded_sids: bool) -> list[Any] | None:
-    """Passes 1 and 2 of the results for a Parquet table whose rows are all valid, else None.
+    """Pass 1 of the results for a Parquet table whose rows are all valid, else None.
 
     On Parquet, DuckDB answers ``count(column)`` and ``min(rank)`` from the file footers without
     reading the data. When they show no null required field and no rank < 1, and no column
-    needs a value check, every row is valid, so the row-by-row pass reduces to the search_id
-    join with the kept searches, which one grouping by search_id (logs/results/by_search)
-    shares with the repeated-rank pre-check of pass 2 (two columns read once instead of
-    three, then two). Any other case, or a footer without statistics (then this query scans,
-    once), takes the full pass 1. Returns the row of pass 1: rows, nulls, ranks < 1, rows of
-    excluded searches, rows of unknown searches, (no bad-value counts), filled counts of the
-    ``optional`` columns; then the number of searches suspected of a repeated rank.
+    needs a value check, every row is valid, so the row-by-row pass reduces to the join of
+    search_id with the kept searches (one column read instead of three). Any other case, or
+    a footer without statistics (then this query scans, once), takes the full pass 1.
+    Returns the row of pass 1: rows, nulls, ranks < 1, rows of excluded searches, rows of
+    unknown searches, (no bad-value counts), filled counts of the ``optional`` columns.
     """
     if t.source.format != "parquet" or t.checked():
         return None
@@ -320,9 +310,9 @@ def _results_pass1_from_footer(con: duckdb.DuckDBPyConnection, t: Table, optiona
     filled, (n, sids, ranks, docs, min_rank) = list(stats[:len(optional)]), stats[len(optional):]
     if not (sids == ranks == docs == n) or (n and min_rank < 1):
         return None
-    excluded, unknown, suspects = _query(con, t, "logs/results/by_search", source=[t.typed],
-                                         excluded=excluded_sids)[0]
-    return [n, 0, 0, excluded, unknown, *filled, suspects]
+    lost = _query(con, t, "logs/results/unknown_searches", source=[t.typed],
+                  excluded=excluded_sids)[0]
+    return [n, 0, 0, lost[0], lost[1], *filled]
 
 
 # --- clicks ---------------------------------------------------------------------------------

@@ -248,8 +248,9 @@ def test_parquet_logs_take_the_footer_path_only_when_results_are_valid(
 
 @pytest.mark.parametrize("seed", range(4))
 def test_footer_path_ranks_above_63(seed, tmp_path, monkeypatch):
-    """The footer path's repeated-rank pre-check (a bitmask of ranks 1..63 per search) with
-    ranks on both sides of 63: the same report and views as the reference and the full pass."""
+    """The repeated-rank pre-check (logs/results/rank_suspects: a bitmask of ranks 1..63 per
+    hash of search_id) on Parquet results (the footer path) with ranks on both sides of 63:
+    the same report and views as the reference and as the full pass."""
     from onlineeval.logs import validate
 
     log = _random_log(seed, doc_only_clicks=False)

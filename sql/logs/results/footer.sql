@@ -2,7 +2,7 @@
 -- computes: what the Parquet footers say about the results: rows, non-NULL search_id, rank
 --   and doc_id, the smallest rank, and the values of each optional column. DuckDB answers
 --   count(column) and min(rank) from the footer statistics without reading data; when they
---   show every row valid, passes 1 and 2 reduce to logs/results/by_search.
+--   show every row valid, pass 1 reduces to logs/results/unknown_searches.
 -- grain: one row
 -- params: none
 -- identifiers: source, optional
