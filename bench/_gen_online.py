@@ -4,6 +4,9 @@ Generated inside DuckDB from a hash of (seed, row number), so the same seed give
 files and generation never holds the logs in Python memory. Shape per search: 10 results
 (3% zero-result pages with none), ~45% of pages clicked (some twice), 20% of clicks without
 dwell, users with ~10 searches spread over a week with gaps around the 30-minute boundary.
+With ``sessions=True`` the searches also carry a ``session_id`` (the given-sessions case):
+each user's searches in index order fall into sessions of 1 to 4 (not the 30-minute rule,
+so neighbouring sessions of a user may overlap in time).
 """
 
 from __future__ import annotations
@@ -32,8 +35,14 @@ SELECT
     'exp1' AS experiment,
     CASE WHEN hash($seed, i // 10) % 2 = 0 THEN 'control' ELSE 'treatment' END AS variant,
     CASE WHEN {_u(4)} < 0.03 THEN 0 ELSE 10 END::INTEGER AS n_results
+    {{session_id}}
 FROM range($n) AS t(i)
 """
+
+# the given-sessions case: a session number per user from the search's index and a per-user
+# offset (sessions of 1..4 searches)
+SESSION_ID = ", 'u' || (i // 10) || '-' || ((i % 10 + hash($seed, i // 10, 11) % 3) // 4) " \
+    "AS session_id"
 
 RESULTS = f"""
 SELECT 's' || i AS search_id, r::INTEGER AS rank,
@@ -64,12 +73,14 @@ FROM ranked
 """
 
 
-def generate(n: int, outdir: Path, seed: int = 7) -> Path:
-    """Write searches/results/clicks.parquet with ``n`` searches under ``outdir``."""
+def generate(n: int, outdir: Path, seed: int = 7, sessions: bool = False) -> Path:
+    """Write searches/results/clicks.parquet with ``n`` searches under ``outdir`` (with
+    ``sessions``, searches carry a session_id)."""
     outdir.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
-    for name, sql in (("searches", SEARCHES), ("results", RESULTS), ("clicks", CLICKS)):
+    searches = SEARCHES.replace("{session_id}", SESSION_ID if sessions else "")
+    for name, sql in (("searches", searches), ("results", RESULTS), ("clicks", CLICKS)):
         target = outdir / f"{name}.parquet"
         if target.exists():
             continue

@@ -226,14 +226,21 @@ def _everything(logs) -> tuple:
 def test_parquet_logs_take_the_footer_path_only_when_results_are_valid(
         seed, results, dup_ranks, tmp_path, monkeypatch):
     """The footer path (all result rows valid) and the full pass give the reference counts."""
-    from onlineeval.logs import validate
-
     log = _random_log(seed, dup_ranks=dup_ranks)
     _write_parquet(log, tmp_path, results)
+    _check_against_reference_and_full_pass(log, tmp_path, monkeypatch, results == "valid")
+
+
+def _check_against_reference_and_full_pass(log, directory, monkeypatch, footer: bool) -> dict:
+    """Load the Parquet log in ``directory`` (written from ``log``): whether the footer path
+    was taken is ``footer``; report and views equal the reference and those of the full pass
+    forced on the same files. Returns the excluded counts."""
+    from onlineeval.logs import validate
+
     excluded, searches, results_rows, clicks = _reference(log)
     used = _spy_footer_path(monkeypatch)
-    logs = onlineeval.load_logs(tmp_path)
-    assert used == [results == "valid"]
+    logs = onlineeval.load_logs(directory)
+    assert used == [footer]
     assert logs.report.excluded == excluded
     q = logs.con.execute
     assert q("SELECT search_id, n_results FROM searches ORDER BY 1").fetchall() == searches
@@ -243,7 +250,46 @@ def test_parquet_logs_take_the_footer_path_only_when_results_are_valid(
     # the full pass forced on the same files: the same report and views
     fast = _everything(logs)
     monkeypatch.setattr(validate, "_results_pass1_from_footer", lambda *args: None)
-    assert _everything(onlineeval.load_logs(tmp_path)) == fast
+    assert _everything(onlineeval.load_logs(directory)) == fast
+    return excluded
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_footer_path_ranks_above_63(seed, tmp_path, monkeypatch):
+    """The repeated-rank pre-check (logs/results/rank_suspects: a bitmask of ranks 1..63 per
+    hash of search_id) on Parquet results (the footer path) with ranks on both sides of 63:
+    the same report and views as the reference and as the full pass."""
+    log = _random_log(seed, doc_only_clicks=False)
+    for t in ("results", "clicks"):  # ranks 1..7 become 60..66, on both sides of 63
+        log[t]["rank"] = log[t]["rank"].where(log[t]["rank"] < 1, log[t]["rank"] + 59)
+    _write_parquet(log, tmp_path, "valid")
+    r = log["results"].dropna()
+    big = r[r["rank"] > 63].groupby("search_id")["rank"]
+    # the data hold what the pre-check must see through: a search with two different ranks
+    # above 63 (no repeat) and a repeated rank above 63
+    assert (big.nunique() > 1).any() and (big.size() > big.nunique()).any()
+    excluded = _check_against_reference_and_full_pass(log, tmp_path, monkeypatch, True)
+    assert ("results", "duplicate_rank") in excluded
+
+
+def test_footer_path_counts_a_repeat_above_63_alone(tmp_path):
+    """Searches whose only repeat is a rank above 63, or that hold two ranks above 63 and no
+    repeat: counted by hand."""
+    s = pd.DataFrame({"search_id": ["a", "b", "c"], "user_id": ["u", "v", "w"],
+                      "ts": pd.to_datetime(["2024-01-01", "2024-01-02", "2024-01-03"])})
+    r = pd.DataFrame({"search_id": ["a", "a", "a", "b", "b", "b", "c", "x"],
+                      "rank": pd.array([1, 64, 64, 1, 64, 70, 2, 1], dtype="Int32"),
+                      "doc_id": ["d1", "d2", "d3", "d1", "d2", "d3", "d4", "d5"]})
+    c = pd.DataFrame({"search_id": ["a", "b"], "rank": pd.array([1, 70], dtype="Int32"),
+                      "doc_id": ["d1", "d3"]})
+    for name, frame in (("searches", s), ("results", r), ("clicks", c)):
+        frame.to_parquet(tmp_path / f"{name}.parquet", index=False)
+    logs = onlineeval.load_logs(tmp_path)
+    # a's two rows at 64; x is no search of the log
+    assert logs.report.excluded == {("results", "duplicate_rank"): 2,
+                                    ("results", "unknown_search"): 1}
+    assert logs.con.execute("SELECT search_id, rank FROM results ORDER BY ALL").fetchall() \
+        == [("a", 1), ("b", 1), ("b", 64), ("b", 70), ("c", 2)]
 
 
 def test_footer_path_logs_still_hold_every_results_reason_but_invalid_rows(tmp_path):
