@@ -217,6 +217,24 @@ def test_what_is_not_a_log_is_named():
         onlineeval.online_metrics(3)
 
 
+def test_load_logs_takes_the_dict_of_tables_every_function_takes(sim):
+    # load_logs({...}) raised a bare TypeError (a traceback) although every function taking
+    # a log accepts that dict
+    directory, _ = sim
+    tables = {t: pd.read_parquet(directory / f"{t}.parquet")
+              for t in ("searches", "results", "clicks")}
+    by_dict = onlineeval.load_logs(tables)
+    by_keywords = onlineeval.load_logs(**tables)
+    assert by_dict.source == by_keywords.source
+    assert onlineeval.online_metrics(by_dict).equals(onlineeval.online_metrics(by_keywords))
+    with pytest.raises(InvalidParameterError, match="got 'serches'.*load first"):
+        onlineeval.load_logs({"serches": tables["searches"]})
+    with pytest.raises(InvalidParameterError, match="'clicks' is given twice"):
+        onlineeval.load_logs(tables, clicks=tables["clicks"])
+    with pytest.raises(InvalidParameterError, match="a table goes in searches="):
+        onlineeval.load_logs(tables["searches"])
+
+
 def test_online_metrics_of_a_path_is_no_attribute_error(sim):
     # issue 19: online_metrics("logs/") raised AttributeError while abtest took a path
     directory, _ = sim
