@@ -88,7 +88,7 @@ def effect_over_time(
     prep = over_time_units(logs, metric, experiment=experiment, unit=unit, start=start,
                            end=end, cumulative=by == "day", arms=(control, treatment))
     chosen, params, window, excluded = prep.metric, prep.params, prep.window, prep.excluded
-    days, c, t, stats = arm_stats(prep, control, treatment, alpha)
+    days, c, t, stats = arm_stats(prep, *prep.arms, alpha)
     key = "day" if by == "day" else "days_since_exposure"
     frame = _frame(stats, chosen, treatment, key, days, c, t, unit, alpha, min_units)
     frame.attrs.update({
@@ -111,6 +111,8 @@ class OverTimeUnits:
     window: Any
     excluded: dict[str, int]
     empty_message: str
+    #: the keys (variant texts) of the arms checked, control then treatment
+    arms: tuple[str, str] | None = None
 
 
 def over_time_units(
@@ -132,7 +134,7 @@ def over_time_units(
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True,
                                          hourly=hourly, outcomes=is_outcome(chosen))
     if arms is not None:
-        check_arms(known, *arms)
+        arms = check_arms(logs, known, *arms)
     con = logs.con
     rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
     q = queries.load("ab/over_time_units")
@@ -145,7 +147,7 @@ def over_time_units(
     view = queries.create(con, "ab_over_time_units", text)
     empty = ("the experiment has no exposures"
              f"{'' if start is None and end is None else ' in the window'}")
-    return OverTimeUnits(con, view, chosen, params, window, excluded, empty)
+    return OverTimeUnits(con, view, chosen, params, window, excluded, empty, arms)
 
 
 def _calendar(con: Any, hourly: bool) -> pa.Table:

@@ -144,10 +144,10 @@ def quantile_effects(
     # the values are time to first click or a searches column, never an outcome of events
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column,
                                          outcomes=False)
-    check_arms(known, control, treatment)
+    given = (control, treatment)
+    arms = control, treatment = check_arms(logs, known, control, treatment)
     con = logs.con
     rows, excluded = exposure_rows(con, "ab_quantiles", sql, params)
-    arms = (control, treatment)
     counts = _query(con, "ab/quantile_counts", rows).set_index("variant")
     for arm in arms:
         if arm not in counts.index:
@@ -180,7 +180,7 @@ def quantile_effects(
         qa = {arm: _arm(arm, p, n, counts, rank, point, sigma, ends, value, alpha)
               for arm in arms}
         comp = compare_quantiles(qa[control], qa[treatment], alpha)
-        lead.append({"metric": metric, "quantile": p, "variant": treatment,
+        lead.append({"metric": metric, "quantile": p, "variant": given[1],
                      "control_value": qa[control].value,
                      "treatment_value": qa[treatment].value})
         results.append(comp.result(ci_level=1.0 - alpha, units_control=qa[control].units,
@@ -198,8 +198,8 @@ def quantile_effects(
                    *RESULT_COLUMNS, *EXTRA]]
     frame.attrs.update({
         "metric": metric, "column": column, "experiment": params["experiment"],
-        "window": {"start": window.start, "end": window.end}, "control": control,
-        "treatment": treatment, "alpha": alpha, "unit": unit, "min_units": min_units,
+        "window": {"start": window.start, "end": window.end}, "control": given[0],
+        "treatment": given[1], "alpha": alpha, "unit": unit, "min_units": min_units,
         "searches_without_value": {a: int(counts.loc[a, "searches_without_value"])
                                    for a in arms},
         "units": {a: int(counts.loc[a, "units"]) for a in arms}, "excluded": excluded,

@@ -90,7 +90,8 @@ def segment_effects(
     window = analysis_window(start, end)
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, key=column,
                                          outcomes=is_outcome(chosen))
-    check_arms(known, control, treatment)
+    given = (control, treatment)
+    control, treatment = check_arms(logs, known, control, treatment)
     rows = logs.con.execute(sql, params).df()
     segment_of, moving = _first_segments(rows)
     data = unit_arrays(_collapse(rows), known, cuped=False)
@@ -116,7 +117,7 @@ def segment_effects(
         comp = plain_test(chosen, Moments.from_units(arms[0][:, [num, den]]),
                           Moments.from_units(arms[1][:, [num, den]]), alpha, *with_data)
         compared.append(comp)
-        lead.append({"segment": value, "metric": chosen.name, "variant": treatment,
+        lead.append({"segment": value, "metric": chosen.name, "variant": given[1],
                      "control_value": float(comp.control_value),
                      "treatment_value": float(comp.treatment_value)})
         results.append(comp.result(ci_level=1.0 - alpha, units_control=len(arms[0]),
@@ -140,8 +141,8 @@ def segment_effects(
                                                 if not u]},
         "units_moving": moving, "units": int(len(data.arms[control]) + len(data.arms[treatment])),
         "excluded": dict(data.excluded), "metric": chosen.name,
-        "experiment": params["experiment"], "window": dict(data.window), "control": control,
-        "treatment": treatment, "alpha": alpha, "correction": correction, "unit": unit,
+        "experiment": params["experiment"], "window": dict(data.window), "control": given[0],
+        "treatment": given[1], "alpha": alpha, "correction": correction, "unit": unit,
         "min_units": min_units,
     })
     return frame

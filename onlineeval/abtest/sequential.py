@@ -131,7 +131,7 @@ def sequential_readout(
         prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
                                end=end, cumulative=True, arms=(control, treatment),
                                hourly=hourly)
-        days, c, t, stats = arm_stats(prep, control, treatment, alpha)
+        days, c, t, stats = arm_stats(prep, *prep.arms, alpha)
         idx = look_indices(len(days), looks)
         nc = c["n"].to_numpy(dtype=float)[idx]
         nt = t["n"].to_numpy(dtype=float)[idx]

@@ -419,16 +419,22 @@ def check_variants(
     return out
 
 
-def check_arms(known: list[str], control: Any, treatment: Any) -> None:
-    """``control`` and ``treatment``: two different variants of the experiment."""
+def check_arms(logs: Any, known: list[str], control: Any, treatment: Any) -> tuple[str, str]:
+    """``control`` and ``treatment``: two different variants of the experiment, each given
+    in the type of the log's variant column; their keys (texts, ``known``'s spelling), as
+    :mod:`onlineeval.logs.variants` makes them."""
+    keys = []
     for role, name in (("control", control), ("treatment", treatment)):
-        if not isinstance(name, str) or name not in known:
+        text = variants.key(logs, name, role, known)
+        if text not in known:
             raise UnknownNameError(
                 f"unknown {role} variant {name!r}; the experiment's variants are: "
-                f"{', '.join(known) or '(none)'}"
+                f"{variants.shown(logs, known) or '(none)'}"
             )
-    if control == treatment:
+        keys.append(text)
+    if keys[0] == keys[1]:
         raise InvalidParameterError(f"the treatment {treatment!r} is the control")
+    return keys[0], keys[1]
 
 
 def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],

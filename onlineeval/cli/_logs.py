@@ -13,6 +13,8 @@ import sys
 import warnings
 from typing import Any
 
+from onlineeval.cli._options import add_renamed
+
 LOGS_HELP = ("log directory holding searches.*, clicks.* and optionally results.* (CSV, "
              "CSV.gz, TSV, Parquet or JSON lines, or folders of parts)")
 
@@ -53,6 +55,16 @@ def add_event_arguments(parser: argparse.ArgumentParser, *, event_type: bool = T
     parser.add_argument("--event-type", default=None, metavar="TYPE",
                         help="with an events table: count only events of this type (e.g. "
                         "purchase) in conversions and revenue (default: every type)")
+
+
+def add_satisfaction_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--sat-dwell-s`` and ``--session-gap-min``: when a click is satisfied and when a
+    derived session ends (the API's ``sat_dwell_s=``, ``session_gap_min=``)."""
+    add_renamed(parser, "--sat-dwell-s", type=float, default=30.0, metavar="SECONDS",
+                help="dwell from which a click is satisfied (default 30)")
+    add_renamed(parser, "--session-gap-min", type=float, default=30.0, metavar="MINUTES",
+                help="inactivity that ends a derived session (default 30; used when the log "
+                "has no session_id)")
 
 
 def columns(args: argparse.Namespace) -> Any:

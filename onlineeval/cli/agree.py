@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     "counterfactual delta (treatment - control clicks@K) of the runs named in "
                     "the table's --control-run and --treatment-run columns (paths relative "
                     "to the table) and compare it with the offline and online deltas")
+    from onlineeval.cli._logs import add_mapping_arguments
+
+    add_mapping_arguments(cf)  # the counterfactual log's own column names
     cf.add_argument("--counterfactual-column", default=None, metavar="COLUMN",
                     help="instead, a table column already holding the counterfactual delta")
     cf.add_argument("--control-run", default="control_run", metavar="COLUMN",

@@ -8,7 +8,12 @@ import sys
 import pandas as pd
 
 from onlineeval.cli._experiment_args import add_window_arguments
-from onlineeval.cli._logs import add_event_arguments, add_logs_arguments, load
+from onlineeval.cli._logs import (
+    add_event_arguments,
+    add_logs_arguments,
+    add_satisfaction_arguments,
+    load,
+)
 from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
@@ -25,12 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only this experiment (default: every experiment with "
                              "interleaved pages, each on its own rows, never pooled)")
     add_window_arguments(parser, "pages")
-    parser.add_argument("--credit", default="clicks", metavar="clicks|EVENT_TYPE",
+    parser.add_argument("--credit", default="clicks", metavar="clicks|satisfied|EVENT_TYPE",
                         help="what a team is credited for: its clicked results (clicks, the "
-                        "default), or its results that led to an event of this type in the "
-                        "log's events table, e.g. purchase (docs/conversions.md); the "
-                        "click columns then count events")
+                        "default), its results with a satisfied click (satisfied: dwell >= "
+                        "--sat-dwell-s, or the last click of a session), or its results that "
+                        "led to an event of this type in the log's events table, e.g. "
+                        "purchase (docs/conversions.md); the click columns then count "
+                        "satisfied clicks or events")
     add_event_arguments(parser, event_type=False)
+    add_satisfaction_arguments(parser)
     parser.add_argument("--per-query", action="store_true",
                         help="per-query variant: outcomes averaged within each query first, "
                              "then across queries")
@@ -66,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         control=args.control, treatment_first=True,
         alpha=args.alpha, n_resamples=args.n_resamples, seed=args.seed, start=args.start,
         end=args.end, credit=args.credit, attribution_window=args.attribution_window,
+        sat_dwell_s=args.sat_dwell_s, session_gap_min=args.session_gap_min,
     )
     _print_window(out.attrs["window"])
     if args.matrix:

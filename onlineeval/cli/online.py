@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from onlineeval.cli._logs import add_logs_arguments, load
-from onlineeval.cli._options import add_renamed
 from onlineeval.cli._output import add_format_argument, emit
 
 NAME = "online"
@@ -48,16 +47,12 @@ def by_columns(args: argparse.Namespace, logs: Any) -> str | list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from onlineeval.cli._logs import add_event_arguments
+    from onlineeval.cli._logs import add_event_arguments, add_satisfaction_arguments
     from onlineeval.online.definitions import COLUMNS, EVENT_COLUMNS, METRICS
 
     add_log_arguments(parser, "variant")
     add_event_arguments(parser)
-    add_renamed(parser, "--sat-dwell-s", type=float, default=30.0, metavar="SECONDS",
-                        help="dwell from which a click is satisfied (default 30)")
-    add_renamed(parser, "--session-gap-min", type=float, default=30.0, metavar="MINUTES",
-                        help="inactivity that ends a derived session (default 30; used when "
-                        "the log has no session_id)")
+    add_satisfaction_arguments(parser)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "metrics:\n" + "\n".join(
         f"  {name}: {METRICS.get(name).definition}" for name in COLUMNS

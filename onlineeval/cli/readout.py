@@ -108,12 +108,12 @@ def _sequential(args: argparse.Namespace) -> int:
     split = parse_split(args.expected_split)
     logs = load(args, always_report=False, path=args.logs[0])
     metrics = [m.strip() for m in f"{args.primary},{args.guardrails}".split(",") if m.strip()]
-    control, treatment = args.control, args.treatment
+    control, treatment = _arms(logs, args)
     if is_interleaving(logs, args.design):
         # one metric, the per-user preference: the A/B default --primary ctr does not apply
         metrics = None if metrics == ["ctr"] else metrics
-        control = args.control_team or control
-        treatment = args.treatment_team or treatment
+        control = args.control_team or args.control
+        treatment = args.treatment_team or args.treatment
     frame = sequential_readout(
         logs, control, treatment, metrics, looks=looks, alpha=args.alpha,
         experiment=args.experiment, start=args.start, end=args.end, design=args.design,
@@ -139,6 +139,18 @@ def _counterfactual(args: argparse.Namespace, runs: tuple[str, ...] | None,
                                     "(and --qrels): the two rankings whose clicks it predicts")
     options = parse_estimate_options(args.counterfactual_options, "--counterfactual-options")
     return load(args, always_report=False, path=args.counterfactual), options
+
+
+def _arms(logs: Any, args: argparse.Namespace) -> tuple[Any, Any]:
+    """--control and --treatment read with the type of the log's variant column (``0`` is
+    the number 0 when the log writes its variants as whole numbers), as abtest reads them."""
+    from onlineeval.logs.variants import from_text, is_integer
+
+    treatment = args.treatment
+    if treatment is not None and is_integer(logs):
+        parts = [from_text(logs, t.strip()) for t in treatment.split(",") if t.strip()]
+        treatment = parts[0] if len(parts) == 1 else parts
+    return from_text(logs, args.control), treatment
 
 
 def run(args: argparse.Namespace) -> int:
@@ -169,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     cf_logs, cf_options = _counterfactual(args, runs)
     split = parse_split(args.expected_split)
     logs = [load(args, always_report=False, path=p) for p in args.logs]
+    control, treatment = _arms(logs[0], args)
     secondary = None if args.secondary is None else (
         () if args.secondary.strip().lower() == "none" else args.secondary)
     with Output(inputs=[*args.logs, *(args.columns_file or ()), *(runs or ()),
@@ -178,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         html_tmp = out.file(args.output) if args.output else None
         ro = readout(
             logs if len(logs) > 1 else logs[0], experiment=args.experiment,
-            control=args.control, treatment=args.treatment, primary=args.primary,
+            control=control, treatment=treatment, primary=args.primary,
             guardrails=args.guardrails, non_inferiority=args.non_inferiority,
             segments=args.segments, start=args.start, end=args.end, alpha=args.alpha,
             design=args.design, secondary=secondary, control_team=args.control_team,

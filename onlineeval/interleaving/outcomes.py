@@ -56,21 +56,30 @@ def check_by(logs: Any, by: Sequence[str]) -> list[str]:
     return out
 
 
-#: what a team is credited for, besides an event type of the log
-CREDITS: tuple[str, ...] = ("clicks",)
+#: what a team is credited for, besides an event type of the log: its clicked results, or
+#: its results with a satisfied click (the rule of onlineeval.online.search_facts)
+CREDITS: tuple[str, ...] = ("clicks", "satisfied")
 
 
-def _credit_view(logs: Any, credit: Any) -> list[str]:
-    """The attribution view to credit by (empty for clicks), after checking ``credit``."""
+def _credit_view(logs: Any, credit: Any, sat_dwell_s: float = 30,
+                 session_gap_min: float = 30) -> list[str]:
+    """The view to credit by (empty for clicks; the per-click satisfaction for satisfied;
+    the attribution of an event type), after checking ``credit``."""
     if credit == "clicks":
         return []
+    if credit == "satisfied":
+        from onlineeval.online.facts import satisfied_clicks
+
+        return [satisfied_clicks(logs, sat_dwell_s=sat_dwell_s,
+                                 session_gap_min=session_gap_min)]
     if not isinstance(credit, str) or not credit:
         raise InvalidParameterError(
-            f"credit must be 'clicks' or an event type of the log's events; got {credit!r}")
+            "credit must be 'clicks', 'satisfied' or an event type of the log's events; got "
+            f"{credit!r}")
     if not getattr(logs, "has_events", False):
         raise InputError(
             f"credit={credit!r} credits by events, but the log {logs.source} has no events "
-            "table; credit by 'clicks', or give events (docs/conversions.md)")
+            "table; credit by 'clicks' or 'satisfied', or give events (docs/conversions.md)")
     from onlineeval.online.attribution import attribution_view, warn_events
 
     typed = logs.with_events(event_type=credit)
@@ -96,7 +105,8 @@ class PageCounts:
 
 
 def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None,
-                  end: Any = None, credit: str = "clicks", hourly: bool = False) -> PageCounts:
+                  end: Any = None, credit: str = "clicks", sat_dwell_s: float = 30,
+                  session_gap_min: float = 30, hourly: bool = False) -> PageCounts:
     """Create the temp view ``interleaving_page_outcomes`` in ``logs.con``; return its row
     count, the pages it leaves out and the first and last page it reads out.
 
@@ -107,8 +117,10 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     interleaved pages are left out because their experiment's pages name a single team
     (nothing to compare it with).
 
-    ``credit`` is ``"clicks"`` (a team is credited for its clicked results) or an event type
-    of the log's events table (for its results that led to an attributed event of that type:
+    ``credit`` is ``"clicks"`` (a team is credited for its clicked results), ``"satisfied"``
+    (for its results with a satisfied click: :func:`onlineeval.online.facts.satisfied_clicks`
+    with ``sat_dwell_s`` and ``session_gap_min``; switch ``satisfied``) or an event type of
+    the log's events table (for its results that led to an attributed event of that type:
     ``sql/interleaving/page_outcomes.sql``, switch ``events``). ``hourly``: the view's
     ``day`` is each page's hour (its ts truncated to the hour) instead of its date.
     """
@@ -125,14 +137,15 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
             "has no team column in results. Give the results table a team column, or map one "
             "with columns={'results': {'<your column>': 'team'}}"
         )
-    attribution = _credit_view(logs, credit)
+    attribution = _credit_view(logs, credit, sat_dwell_s, session_gap_min)
+    satisfied = credit == "satisfied"
     q = load("interleaving/page_outcomes")
     # A view, not a table: the page outcomes have one row per page and team pair, and a
     # materialized copy of a large log does not fit a memory limit that the streamed query
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
     # view streams the 10M pages within 1 GB). The view keeps the bound parameters.
-    sql = q.render(**engines.optimisations(con, q), events=bool(attribution),
-                   attribution=attribution, hourly=hourly)
+    sql = q.render(**engines.optimisations(con, q), events=bool(attribution) and not satisfied,
+                   satisfied=satisfied, attribution=attribution, hourly=hourly)
     create(con, PAGE_TABLE, sql,
            params=q.bind(sql, experiment=experiment, win_start=start, win_end=end))
     # the view's rows and the pages it leaves out, without crediting clicks (the query's

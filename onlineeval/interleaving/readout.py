@@ -138,7 +138,7 @@ def interleaving_readout(
     per_query: bool = False, team_a: str | None = None, alpha: float = 0.05,
     n_resamples: int = 1000, seed: int = 0, start: Any = None, end: Any = None,
     control: str | None = None, treatment_first: bool = False, credit: str = "clicks",
-    attribution_window: Any = None,
+    attribution_window: Any = None, sat_dwell_s: float = 30, session_gap_min: float = 30,
 ) -> pd.DataFrame:
     """Read out interleaving experiments from a click log.
 
@@ -180,12 +180,19 @@ def interleaving_readout(
         The window: only pages with ``start <= ts < end`` are read out (None: unbounded;
         strings like ``"2024-03-01"`` or datetimes, a value with a zone converted to UTC).
     credit
-        What a team is credited for: ``"clicks"`` (its clicked results), or an event type of
-        the log's events table, e.g. ``"purchase"``: its results that led to an event of
-        that type (the event's doc_id on the page it is attributed to, docs/conversions.md).
-        With an event type, the columns named after clicks count events.
+        What a team is credited for: ``"clicks"`` (its clicked results), ``"satisfied"`` (its
+        results with a satisfied click: dwell >= ``sat_dwell_s``, or a click of unknown
+        dwell that is the last event of its session, the rule of the online metrics,
+        :func:`onlineeval.online.search_facts`), or an event type of the log's events table,
+        e.g. ``"purchase"``: its results that led to an event of that type (the event's
+        doc_id on the page it is attributed to, docs/conversions.md). With ``"satisfied"``
+        the columns named after clicks count satisfied clicks, with an event type events.
     attribution_window
         With event credit: the attribution window (hours, or e.g. ``"30min"``; default 24 h).
+    sat_dwell_s, session_gap_min
+        With ``credit="satisfied"``: the dwell (seconds) from which a click is satisfied,
+        and the inactivity (minutes) that ends a derived session (a log without
+        ``session_id``), as in :func:`onlineeval.online_metrics`.
 
     Returns
     -------
@@ -247,7 +254,8 @@ def interleaving_readout(
             "the per-query readout needs searches.query, which this log does not have; "
             "drop per_query (--per-query)"
         )
-    pages = outcomes.page_outcomes(logs, experiment, start=start, end=end, credit=credit)
+    pages = outcomes.page_outcomes(logs, experiment, start=start, end=end, credit=credit,
+                                   sat_dwell_s=sat_dwell_s, session_gap_min=session_gap_min)
     out = _rows(logs, by, per_query, team_a, control, treatment_first, alpha, n_resamples,
                 seed)
     _warn_uncredited(out, credit)
@@ -372,7 +380,7 @@ def _warn_uncredited(out: pd.DataFrame, credit: str = "clicks") -> None:
             f"{without:,} clicked results on interleaved pages have no team and were not "
             "credited to any ranker (column clicks_without_team)", stacklevel=3,
         )
-    if unmatched and credit != "clicks":
+    if unmatched and credit not in outcomes.CREDITS:
         warnings.warn(
             f"{unmatched:,} {credit} events attributed to interleaved pages credit no result "
             "(no doc_id, not on the page, or attributed as the user's last search, with no "

@@ -17,7 +17,6 @@ import duckdb
 
 from onlineeval.errors import InvalidParameterError
 from onlineeval.logs.load import Logs, load_logs
-from onlineeval.logs.schema import TABLES
 
 #: what the messages say a log argument may be
 ACCEPTED = ("a Logs from onlineeval.load_logs, a path to a log directory, or a dict of "
@@ -55,14 +54,7 @@ def as_logs(logs: Any, *, loaded: bool = False, what: str = "",
     if isinstance(logs, str | os.PathLike):
         return load_logs(logs)
     if isinstance(logs, Mapping) and logs:
-        unknown = [k for k in logs if k not in TABLES]
-        if unknown:
-            raise InvalidParameterError(
-                f"a dict of log tables has the keys {', '.join(TABLES)}; got "
-                f"{', '.join(repr(k) for k in unknown)} (for a column mapping or strict mode "
-                "load first: onlineeval.load_logs(..., columns=..., strict=...))"
-            )
-        return load_logs(**logs)
+        return load_logs(logs)  # it checks the table names
     hint = ""
     if type(logs).__name__ == "DataFrame":
         hint = " (one DataFrame is one table: pass {'searches': df, 'clicks': df2})"

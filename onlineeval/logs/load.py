@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,22 @@ class Logs:
         return f"<Logs {self.source}: {counts}>"
 
 
+def _table_dict(tables: Mapping[Any, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """A dict of log tables, checked: known table names, none also given as a keyword."""
+    unknown = [k for k in tables if k not in TABLES]
+    if unknown:
+        raise InvalidParameterError(
+            f"a dict of log tables has the keys {', '.join(TABLES)}; got "
+            f"{', '.join(repr(k) for k in unknown)} (for a column mapping or strict mode "
+            "load first: onlineeval.load_logs(..., columns=..., strict=...))")
+    twice = [k for k in tables if given.get(k) is not None]
+    if twice:
+        raise InvalidParameterError(
+            f"table {twice[0]!r} is given twice, in the dict of tables and as {twice[0]}=; "
+            "give it once")
+    return dict(tables)
+
+
 def load_logs(
     path: str | os.PathLike[str] | None = None, *,
     searches: Any = None, results: Any = None, clicks: Any = None, events: Any = None,
@@ -148,7 +165,8 @@ def load_logs(
     path
         Directory holding ``searches.*``, ``clicks.*`` and optionally ``results.*`` and
         ``events.*``: each a CSV, CSV.gz, TSV, Parquet or JSON-lines file, or a folder of such
-        part files.
+        part files. A dict of tables (``{"searches": df, "clicks": ...}``) is taken as the
+        table keywords below, as every function taking a log takes it.
     searches, results, clicks, events
         A table given directly: a path (file, folder of parts, or glob pattern), a pandas
         or Spark DataFrame, a pyarrow Table, Dataset or RecordBatchReader (copied once into a
@@ -200,6 +218,16 @@ def load_logs(
     """
     from onlineeval import engines
 
+    if isinstance(path, Mapping):
+        given = {"searches": searches, "results": results, "clicks": clicks,
+                 "events": events}
+        tables = _table_dict(path, given)
+        path = None
+        searches, results, clicks, events = (tables.get(t, given[t]) for t in given)
+    elif path is not None and not isinstance(path, str | os.PathLike):
+        raise InvalidParameterError(
+            f"path must be a log directory (a str or Path) or a dict of tables; got "
+            f"{type(path).__name__} (a table goes in searches=, results=, clicks=, events=)")
     frames = [v for v in (searches, results, clicks, events)
               if type(v).__module__.startswith("pyspark")]
     target: Any = "duckdb"

@@ -180,20 +180,51 @@ def facts_view(logs: Logs, *, sat_dwell_s: float = 30, session_gap_min: float = 
     tuple[str, str]
         The view name and the column that identifies a user in it.
     """
+    name, stream = _stream(logs, sat_dwell_s, session_gap_min)
+    derive = bool(stream["derive_sessions"])
+    keyed = user_key and bool(stream["hashed"]) and derive
+    name += "__keyed" if keyed else ""
+    _create(logs, name + "__clicks", extra=["_oe_pk"] if keyed else [], **stream)
+    session = ["user_id", "session_no" if derive else "session_id"]
+    return (_with_events(logs, name, name + "__clicks", session, outcomes),
+            "_oe_pk" if keyed else "user_id")
+
+
+def satisfied_clicks(logs: Logs, *, sat_dwell_s: float = 30,
+                     session_gap_min: float = 30) -> str:
+    """Create the view of every click with whether it is satisfied in ``logs.con``; return
+    its name.
+
+    One row per click of the clean clicks view whose search is kept: ``search_id, rank,
+    satisfied`` (BOOLEAN). ``satisfied`` is the rule of :func:`search_facts` (the same
+    query, ``sql/online/search_facts.sql`` with its ``per_click`` switch, and the same
+    parameters), so a search's rows with ``satisfied`` true are its ``n_sat_clicks``.
+    Raises :class:`~onlineeval.errors.SchemaError` when the log has neither ``clicks.dwell_ms``
+    nor ``clicks.ts``: no click could be judged satisfied.
+    """
+    if not (logs.has("clicks", "dwell_ms") or logs.has("clicks", "ts")):
+        raise SchemaError(
+            f"satisfied clicks are judged by their dwell, and the clicks of {logs.source} have "
+            "neither dwell_ms nor ts; give the clicks one of them (or credit by clicks)")
+    name, stream = _stream(logs, sat_dwell_s, session_gap_min)
+    _create(logs, name + "__per_click", extra=[], per_click=True, **stream)
+    return name + "__per_click"
+
+
+def _stream(logs: Logs, sat_dwell_s: float, session_gap_min: float) -> tuple[str, dict]:
+    """The base view name and the settings of the event stream (search_facts with sessions)
+    for these parameters, checked: the searches columns, the stream key and partition, and
+    the query's parameters."""
     sat = _number("sat_dwell_s", sat_dwell_s, positive=False)
     gap = _number("session_gap_min", session_gap_min, positive=True)
     available = _checked_columns(logs)
     derive = not logs.has("searches", "session_id")
     key = ["user_id"] if derive else ["user_id", "session_id"]
     hashed = hash_partition_ok(logs, key)
-    keyed = user_key and hashed and derive
-    name = view_name(sat, gap) + ("__keyed" if keyed else "")
-    _create(logs, name + "__clicks", available, key=key, part=["_oe_pk"] if hashed else key,
-            extra=["_oe_pk"] if keyed else [], sessions=True, hashed=hashed,
-            gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0, derive_sessions=derive)
-    session = ["user_id", "session_no" if derive else "session_id"]
-    return (_with_events(logs, name, name + "__clicks", session, outcomes),
-            "_oe_pk" if keyed else "user_id")
+    return view_name(sat, gap), dict(
+        available=available, key=key, part=["_oe_pk"] if hashed else key,
+        sessions=True, hashed=hashed, gap_us=_gap_us(gap), sat_dwell_ms=sat * 1000.0,
+        derive_sessions=derive)
 
 
 def _with_events(logs: Logs, name: str, facts: str, session: list[str],
@@ -234,7 +265,7 @@ def click_facts(logs: Logs) -> str:
     """
     available = _checked_columns(logs)
     key = ["user_id"]
-    _create(logs, CLICK_VIEW, available, key=key, part=key, extra=[], sessions=False,
+    _create(logs, CLICK_VIEW, available=available, key=key, part=key, extra=[], sessions=False,
             hashed=False, gap_us=0, sat_dwell_ms=0.0, derive_sessions=False)
     return CLICK_VIEW
 
@@ -259,13 +290,15 @@ def _checked_columns(logs: Logs) -> list[str]:
     return available
 
 
-def _create(logs: Logs, name: str, available: list[str], *, key: list[str], part: list[str],
-            extra: list[str], sessions: bool, hashed: bool, **params: object) -> None:
+def _create(logs: Logs, name: str, *, available: list[str], key: list[str], part: list[str],
+            extra: list[str], sessions: bool, hashed: bool, per_click: bool = False,
+            **params: object) -> None:
     # search_id, ts, query and the key columns are in the stream anyway; the other searches
     # columns ride on the search rows (DuckDB drops those a query over the view does not use)
     fixed = {"search_id", "ts", "query", *key}
-    sql = _QUERY.render(key=key, part=part, carry=[c for c in available if c not in fixed],
-                        out=available, extra=extra, sessions=sessions, hashed=hashed,
+    carry = [] if per_click else [c for c in available if c not in fixed]
+    sql = _QUERY.render(key=key, part=part, carry=carry, out=available, extra=extra,
+                        sessions=sessions, hashed=hashed, per_click=per_click,
                         materialize=engines.optimisations(logs.con, _QUERY)["materialize"])
     queries.create(logs.con, name, sql,
                    params=_QUERY.bind(sql, pk_shift=PK_SHIFT, **params))

@@ -189,7 +189,9 @@ def readout(
             f"--non-inferiority {missing_margin[0]}:2%)"
         )
     guards = {g: margins[g] for g in [*guard_names, *margins]}
-    treatments = names(treatment) if treatment is not None else None
+    # a single variant of a log writing whole numbers is an int (one of several: a list)
+    treatments = None if treatment is None else \
+        [treatment] if isinstance(treatment, int) else names(treatment)
     notes: list[str] = []
     fields: dict[str, Any] = {}
     ab = None
@@ -197,7 +199,7 @@ def readout(
         if kind == AB:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                ab = ab_part(lg, experiment=experiment, control=control or "control",
+                ab = ab_part(lg, experiment=experiment, control="control" if control is None else control,
                              treatments=treatments, primary=primary_names, guardrails=guards,
                              secondary=names(secondary) if secondary is not None else None,
                              alpha=alpha, power=power, unit=unit, start=start, end=end,
@@ -216,7 +218,8 @@ def readout(
     if ab is not None:
         rows = ab.rows
         fields.update(
-            control=control or "control", treatments=ab.treatments, units=ab.units,
+            control="control" if control is None else control, treatments=ab.treatments,
+            units=ab.units,
             srm=ab.srm, window=ab.window, metrics=tuple(rows),
             decisions=tuple(decide(rows, t) for t in ab.treatments),
             excluded=ab.excluded, family_size=ab.family_size,

@@ -76,7 +76,7 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
     # by the query text, as the per-query Δ_AB above (the agreement joins qrels on qid)
     table = outcomes.per_query(logs, a, b, "query").rename(columns={"qid": "query"})
     user_t = t_statistic(float(rec["p_value"]), float(rec["user_delta"]), float(rec["df"]))
-    events = _event_credit(logs, exp, a, b, common, start, end)
+    events, why_not = _event_credit(logs, exp, a, b, common, start, end)
     return InterleavingSection(
         experiment=exp, treatment_team=a, control_team=b, result=_result(rec),
         impressions=int(rec["impressions"]),
@@ -85,39 +85,48 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
         users=int(rec["users"]), winner=rec["winner"], t_statistic=user_t,
         per_query=_result(q), n_queries=int(q["queries_decided"]),
         queries=table.reset_index(drop=True), event_credit=events,
+        event_credit_note=why_not,
     )
 
 
+#: how to ask for event credit, in the note that says why the readout shows none
+_CHOOSE = "choose one with --event-type TYPE (event_type=)"
+
+
 def _event_credit(logs: Any, experiment: Any, a: str, b: str, common: dict[str, Any],
-                  start: Any, end: Any) -> EventCredit | None:
+                  start: Any, end: Any) -> tuple[EventCredit | None, str | None]:
     """The comparison of teams ``a`` (treatment) and ``b`` credited by events, when the log
-    has an events table: of the readout's event type, or of the log's only type. With
-    several types and none chosen there is no one credit: none is read out, without a
-    warning (the click credit is the readout's; event credit is an extra the user asks for
-    with event_type=, and a warning on every readout of a log with carts and purchases
-    would be noise)."""
+    has an events table: of the readout's event type, or of the log's only type; else None
+    and the one line the readout shows instead, saying why and how to get it. With several
+    types and none chosen there is no one credit: none is read out, and that line is a
+    note, not a warning (the click credit is the readout's; event credit is an extra the
+    user asks for with event_type=, and a warning on every readout of a log with carts and
+    purchases would be noise)."""
     from onlineeval.interleaving import interleaving_readout
     from onlineeval.online.attribution import event_types
 
     if not getattr(logs, "has_events", False):
-        return None
+        return None, ("no credit by events: the interleaving log has no events table (give "
+                      "one to credit purchases, bookings, ...: docs/conversions.md)")
     credit = logs.events.event_type
     if credit is None:
         types = list(event_types(logs))
         if len(types) != 1:
-            return None
+            which = f"of {len(types)} types ({', '.join(types)})" if types else "of no type"
+            return None, (f"no credit by events: the log's events are {which} and none was "
+                          f"chosen; {_CHOOSE}")
         credit = types[0]
     out = interleaving_readout(logs, None if experiment is None else str(experiment),
                                start=start, end=end, credit=credit, **common)
     out = out[(out["team_a"] == a) & (out["team_b"] == b)]
     if out.empty:
-        return None
+        return None, f"no credit by {credit} events: no interleaved page of {a} and {b} has one"
     rec = out.iloc[0]
     return EventCredit(
         credit=credit, result=_result(rec),
         impressions_with_events=int(rec["impressions_with_clicks"]),
         wins=int(rec["wins_a"]), losses=int(rec["wins_b"]), ties=int(rec["ties"]),
-        unmatched=int(rec["clicks_unmatched"]), winner=rec["winner"])
+        unmatched=int(rec["clicks_unmatched"]), winner=rec["winner"]), None
 
 
 def t_statistic(p_value: float, estimate: float, df: float) -> float:

@@ -277,6 +277,8 @@ class InterleavingSection:
     sensitivity: Sensitivity | None = None
     #: the same comparison credited by events (a log with an events table), else None
     event_credit: EventCredit | None = None
+    #: without event credit: one line saying why and how to get it
+    event_credit_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: _json(getattr(self, f.name)) for f in fields(self)}

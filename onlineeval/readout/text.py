@@ -134,6 +134,8 @@ def render_text(ro: Readout) -> str:
                 f"{count(ev.ties)} of {count(ev.impressions_with_events)} pages with an "
                 f"attributed {ev.credit} ({count(ev.unmatched)} events on no result); "
                 f"winner: {ev.winner or 'none'}", "    ")
+        elif il.event_credit_note:
+            lines += _wrap(f"  {il.event_credit_note}", "    ")
         if il.per_query is not None:
             q = il.per_query
             lines += _wrap(

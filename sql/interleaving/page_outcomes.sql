@@ -6,7 +6,7 @@
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
 -- params: experiment, win_start, win_end
 -- identifiers: attribution
--- switches: materialize, events, hourly
+-- switches: materialize, events, satisfied, hourly
 -- duckdb_only: materialize (DuckDB reads page_click_rows once; other engines plan it their way)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
@@ -19,7 +19,13 @@
 --   credit a result; one attributed as the user's last search (a doc seen, never clicked),
 --   without a doc_id, or whose doc_id is not on the page, is unmatched.
 --   Every column named after clicks then counts events.
--- attribution: with events, the attribution view; unused otherwise.
+-- satisfied: credit by satisfied clicks (onlineeval interleave --credit satisfied): the
+--   "clicks" below are then only the clicks that the view named by attribution (the
+--   per_click rows of online/search_facts, where the satisfied-click rule is defined) marks
+--   satisfied; every column named after clicks then counts satisfied clicks. (With events
+--   on, this switch is ignored.)
+-- attribution: with events, the attribution view; with satisfied, the per-click view of
+--   online/search_facts (search_id, rank, satisfied); unused otherwise.
 -- interleaved page: a search with at least one results row whose team is not NULL, in
 --   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
 --   group of its own), inside the window $win_start <= ts < $win_end (a NULL bound: no
@@ -69,11 +75,19 @@ pages AS (
 ),
 page_click_rows AS {{#materialize}}MATERIALIZED{{/materialize}} (
     -- read once: the loader's clicks view is itself a join, and it is used twice below
-    {{^events}}
+    {{^events}}{{^satisfied}}
     SELECT c.search_id, c.rank, c.doc_id
     FROM clicks AS c
     SEMI JOIN pages AS p ON p.search_id = c.search_id
-    {{/events}}
+    {{/satisfied}}{{/events}}
+    {{#satisfied}}{{^events}}
+    -- the loader fills a click's rank from its doc_id and drops clicks off their page, so
+    -- the rank alone places a satisfied click (doc_id: none needed)
+    SELECT c.search_id, c.rank, CAST(NULL AS VARCHAR) AS doc_id
+    FROM {{attribution}} AS c
+    SEMI JOIN pages AS p ON p.search_id = c.search_id
+    WHERE c.satisfied
+    {{/events}}{{/satisfied}}
     {{#events}}
     SELECT a.search_id, CAST(NULL AS INTEGER) AS rank,
         CASE WHEN a.rule <> 'last_search' THEN a.doc_id END AS doc_id

@@ -6,7 +6,7 @@
 -- grain: one row per searches.search_id
 -- params: gap_us, sat_dwell_ms, derive_sessions, pk_shift
 -- identifiers: key, part, carry, out, extra
--- switches: sessions, hashed, materialize
+-- switches: sessions, hashed, materialize, per_click
 -- duckdb_only: hashed, materialize (DuckDB's 64-bit hash as an integer partition key, and
 --   reading the stream once; the definition is the query with both off, which partitions by
 --   the key columns: tests/online/test_facts.py and tests/engines show both give the same numbers)
@@ -16,6 +16,12 @@
 --   traffic summaries (online/top_queries, online/queries_over_time) and the per-query CTR
 --   of agreement/per_query_ab_ctr aggregate. Both variants share every definition below
 --   (click_facts, stream2 and the final SELECT), so a fact means the same in both.
+-- per_click: with sessions on, the query returns instead one row per click of the event
+--   stream: search_id, rank (the click's), satisfied BOOLEAN (the satisfied-click rule under
+--   "dwell" below; false when it cannot tell), for a reader that needs to know which click
+--   was satisfied, not how many: interleaving credit by satisfied clicks
+--   (onlineeval.online.facts.satisfied_clicks). The rule is the one the facts count with, so
+--   n_sat_clicks of a search = its rows with satisfied true. Off: the facts below.
 -- requires: views searches(search_id, user_id, ts, session_id, query, n_results, ...) and
 --   clicks(search_id, rank, ts, dwell_ms) as built by onlineeval.load_logs (cleaned rows).
 -- key: the stream key, (user_id) when sessions are derived, (user_id, session_id) when given.
@@ -228,6 +234,12 @@ facts AS (
 done AS (
     SELECT * FROM {{#sessions}}facts{{/sessions}}{{^sessions}}stream2{{/sessions}}
 )
+{{#per_click}}
+SELECT search_id, _oe_rank AS rank, coalesce(_oe_sat, false) AS satisfied
+FROM flagged
+WHERE _oe_click
+{{/per_click}}
+{{^per_click}}
 SELECT {{extra,}} {{out}},
     {{#sessions}}
     _oe_session_no AS session_no,
@@ -257,3 +269,4 @@ SELECT {{extra,}} {{out}},
     (_oe_first AND NOT _oe_session_click)::INTEGER AS session_abandoned
     {{/sessions}}
 FROM done
+{{/per_click}}

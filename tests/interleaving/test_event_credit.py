@@ -122,3 +122,37 @@ def test_the_readout_shows_click_and_event_credit_side_by_side(tmp_path, capsys)
         ro = onlineeval.readout(_log(), n_resamples=20)
     assert ro.interleaving.event_credit is None
     assert not [w for w in caught if "several types" in str(w.message)]
+
+
+def test_without_event_credit_the_readout_says_why_in_one_line(tmp_path, capsys):
+    from onlineeval.readout.text import render_text
+
+    # several event types and none chosen: a note naming them and how to choose, no warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ro = onlineeval.readout(_log(), n_resamples=20)
+    assert not [w for w in caught if "event" in str(w.message)]
+    note = ro.interleaving.event_credit_note
+    assert note == ("no credit by events: the log's events are of 2 types (add_to_cart, "
+                    "purchase) and none was chosen; choose one with --event-type TYPE "
+                    "(event_type=)")
+    assert ro.to_dict()["interleaving"]["event_credit_note"] == note
+    text = " ".join(render_text(ro).split())
+    assert text.count(note) == 1
+    # a type chosen: the credit, no note
+    chosen = onlineeval.readout(_log(), n_resamples=20, event_type="purchase")
+    assert chosen.interleaving.event_credit_note is None
+    assert "no credit by events" not in render_text(chosen)
+    # no events table: the note says so (and where to read how to give one)
+    log = _log()
+    del log["events"]
+    (tmp_path / "log").mkdir()
+    for name, df in log.items():
+        df.to_csv(tmp_path / "log" / f"{name}.csv", index=False)
+    assert main(["readout", str(tmp_path / "log"),
+                 "-o", str(tmp_path / "r.html")]) == 0
+    captured = capsys.readouterr()
+    out = " ".join(captured.out.split())
+    assert ("no credit by events: the interleaving log has no events table (give one to "
+            "credit purchases, bookings, ...: docs/conversions.md)") in out
+    assert "events" not in captured.err

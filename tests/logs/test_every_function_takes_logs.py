@@ -217,6 +217,27 @@ def test_what_is_not_a_log_is_named():
         onlineeval.online_metrics(3)
 
 
+def test_load_logs_takes_the_dict_of_tables_every_function_takes(sim):
+    # load_logs({...}) raised a bare TypeError (a traceback) although every function taking
+    # a log accepts that dict
+    directory, _ = sim
+    tables = {t: pd.read_parquet(directory / f"{t}.parquet")
+              for t in ("searches", "results", "clicks")}
+    by_dict = onlineeval.load_logs(tables)
+    by_keywords = onlineeval.load_logs(**tables)
+    assert by_dict.source == by_keywords.source
+    # the same log: the same numbers (to rounding: DuckDB's parallel sums may add in
+    # another order)
+    pd.testing.assert_frame_equal(onlineeval.online_metrics(by_dict),
+                                  onlineeval.online_metrics(by_keywords), rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="got 'serches'.*load first"):
+        onlineeval.load_logs({"serches": tables["searches"]})
+    with pytest.raises(InvalidParameterError, match="'clicks' is given twice"):
+        onlineeval.load_logs(tables, clicks=tables["clicks"])
+    with pytest.raises(InvalidParameterError, match="a table goes in searches="):
+        onlineeval.load_logs(tables["searches"])
+
+
 def test_online_metrics_of_a_path_is_no_attribute_error(sim):
     # issue 19: online_metrics("logs/") raised AttributeError while abtest took a path
     directory, _ = sim
@@ -266,6 +287,49 @@ def test_a_variant_of_the_other_type_is_an_error_listing_the_values(sim, int_arm
         onlineeval.abtest(directory, control=0, metrics="ctr")
     with pytest.raises(UnknownNameError, match=r"variant='0' is a str.*pass variant=0"):
         onlineeval.power(int_arms, variant="0", metrics="ctr")
+
+
+def test_integer_arms_in_the_readout_over_time_segments_quantiles_and_sequential(sim, int_arms):
+    # readout(control=0) read 0 as "no control" (control or "control"), and the functions
+    # over time compared the arms as text: sequential_readout(logs, 0, 1) said "unknown
+    # control variant 0; the experiment's variants are: 0, 1" while "0" was taken
+    directory, _ = sim
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_text = onlineeval.readout(directory, control="a", design="ab")
+        by_int = onlineeval.readout(int_arms, control=0, design="ab")
+        assert by_int.control == 0 and list(by_int.treatments) == [1]
+        assert [(m.metric, m.result.estimate) for m in by_int.metrics] == \
+            [(m.metric, m.result.estimate) for m in by_text.metrics]
+        for name, kw in (("sequential_readout", {"design": "ab"}), ("effect_over_time", {"metric": "ctr"}),
+                         ("segment_effects", {"column": "query"}),
+                         ("quantile_effects", {})):
+            f = getattr(onlineeval.abtest, name)
+            text = f(directory, control="a", treatment="b", **kw)
+            ints = f(int_arms, control=0, treatment=1, **kw)
+            assert ints.attrs["control"] == 0 and ints.attrs["treatment"] == 1, name
+            if "variant" in ints:
+                assert set(ints["variant"]) == {1}, name
+                ints, text = ints.drop(columns="variant"), text.drop(columns="variant")
+            pd.testing.assert_frame_equal(ints, text, obj=name)
+        with pytest.raises(UnknownNameError, match=r"control='0' is a str.*pass control=0"):
+            onlineeval.abtest.sequential_readout(int_arms, "0", "1", design="ab")
+
+
+def test_the_readout_command_reads_integer_arms(int_arms, capsys, tmp_path):
+    import json
+
+    from onlineeval import cli
+
+    assert cli.main(["readout", str(int_arms), "--sequential", "--design", "ab", "--control", "0",
+                     "--treatment", "1", "--format", "csv"]) == 0
+    out = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert len(out) > 0 and set(out["metric"]) == {"ctr"}
+    json_path = tmp_path / "r.json"
+    assert cli.main(["readout", str(int_arms), "--design", "ab", "--control", "0",
+                     "--treatment", "1", "--json", str(json_path)]) == 0
+    got = json.loads(json_path.read_text(encoding="utf-8"))
+    assert got["control"] == 0 and got["treatments"] == [1]
 
 
 def test_the_old_treatments_keyword_still_works_with_a_warning(sim):

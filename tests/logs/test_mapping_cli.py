@@ -163,13 +163,13 @@ def _parsers(parser, name=()):
 def test_every_command_loading_logs_takes_the_mapping():
     loading = {}
     for words, p in _parsers(cli.build_parser()):
-        dests = {a.dest for a in p._actions}
-        if "logs" in dests:
+        # a log positional, or an option taking a log (agree --counterfactual LOGS)
+        if any(a.dest == "logs" or a.metavar == "LOGS" for a in p._actions):
             loading[" ".join(words)] = {o for a in p._actions for o in a.option_strings}
     # the discovery finds the commands known to load logs (else this checks nothing)
     assert {"online", "positions", "top-queries", "abtest", "power", "interleave",
             "counterfactual", "qrels-from-clicks", "clickmodel fit", "clickmodel compare",
-            "clickmodel harvest", "validate"} <= set(loading)
+            "clickmodel harvest", "validate", "readout", "agree"} <= set(loading)
     lacking = [c for c, options in loading.items()
                if not {"--columns", "--columns-file"} <= options]
     assert lacking == []
