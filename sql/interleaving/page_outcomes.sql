@@ -4,10 +4,15 @@
 --   onlineeval.interleaving.outcomes.page_outcomes (stores it as the temp table
 --   interleaving_page_outcomes that interleaving/user_stats and interleaving/summary read).
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
--- params: experiment, win_start, win_end
+-- params: experiment, win_start, win_end, bucket, buckets
 -- identifiers: attribution
--- switches: materialize, events
--- duckdb_only: materialize (DuckDB reads page_click_rows once; other engines plan it their way)
+-- switches: materialize, events, bucketed
+-- duckdb_only: materialize, bucketed (materialize: DuckDB reads page_click_rows once; other
+--   engines plan it their way. bucketed: DuckDB's 64-bit hash of search_id splits the pages
+--   into $buckets disjoint buckets; with $bucket set, the view holds the pages of that bucket only, each with every
+--   pair of its experiment. Readers that sum over pages read the buckets one at a time and
+--   add the sums (interleaving/user_stats through onlineeval.interleaving.outcomes), so the
+--   joins below hold one bucket's pages under a memory limit. $bucket NULL: every page.)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
 --   onlineeval.load_logs.
@@ -60,6 +65,10 @@ pages AS (
            OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR))
       AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
       AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
+    {{#bucketed}}
+      AND (CAST($bucket AS BIGINT) IS NULL
+           OR hash(s.search_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
+    {{/bucketed}}
 ),
 page_click_rows AS {{#materialize}}MATERIALIZED{{/materialize}} (
     -- read once: the loader's clicks view is itself a join, and it is used twice below
@@ -117,9 +126,16 @@ page_teams AS (
     WHERE r.team IS NOT NULL
 ),
 teams AS (
-    SELECT DISTINCT p.experiment, t.team
-    FROM pages AS p
-    JOIN page_teams AS t ON t.search_id = p.search_id
+    -- the teams that placed a result on a page of the experiment in the window, of every
+    -- bucket (the window test of pages, word for word)
+    SELECT DISTINCT s.experiment, r.team
+    FROM searches AS s
+    JOIN results AS r ON r.search_id = s.search_id
+    WHERE (CAST($experiment AS VARCHAR) IS NULL
+           OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR))
+      AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
+      AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
+      AND r.team IS NOT NULL
 ),
 pairs AS (
     SELECT a.experiment, a.team AS team_a, b.team AS team_b
