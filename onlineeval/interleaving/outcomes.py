@@ -28,8 +28,8 @@ from onlineeval.window import bounds
 PAGE_TABLE = "interleaving_page_outcomes"
 #: rows of the page-outcomes view (pages x pairs) DuckDB reads per bucket and MiB of its
 #: memory limit above BUCKET_RESERVE_MB when summing per user (see user_stats). Measured
-#: with the joins unbucketed (bench/README.md, memory section): 200k rows completed at
-#: 120 MiB but not at 80 MiB, 5M rows did not complete at 500 MB, so ~90 MiB per 1M rows;
+#: with the joins unbucketed (bench/README.md, memory section): 194k rows completed at
+#: 120 MB but not at 100 MB (1 thread), 4.85M rows not at 500 MB, so ~90 MB per 1M rows;
 #: 4,000 rows per MiB (~250 MiB per 1M rows) leaves a margin of over 2
 ROWS_PER_MB = 4000
 BUCKET_RESERVE_MB = 100
