@@ -26,6 +26,8 @@ from onlineeval.queries import create, drop_table, load, set_view_parameters, vi
 from onlineeval.window import bounds
 
 PAGE_TABLE = "interleaving_page_outcomes"
+#: the teams of the experiments the page outcomes read out (DuckDB, switch bucketed)
+TEAMS_TABLE = "interleaving_page_outcome_teams"
 #: rows of the page-outcomes view (pages x pairs) DuckDB reads per bucket and MiB of its
 #: memory limit above BUCKET_RESERVE_MB when summing per user (see user_stats). Measured
 #: with the joins unbucketed (bench/README.md, memory section): 194k rows completed at
@@ -146,8 +148,16 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     # materialized copy of a large log does not fit a memory limit that the streamed query
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB). The view keeps the
     # bound parameters; $bucket stays NULL (every page) except while user_stats reads it.
-    sql = q.render(**engines.optimisations(con, q), events=bool(attribution),
-                   attribution=attribution)
+    switches = engines.optimisations(con, q)
+    teams_table = []
+    if switches["bucketed"]:
+        # the teams of every bucket's pages, read once (sql/interleaving/teams.sql)
+        teams = load("interleaving/teams")
+        teams_table = [create(con, TEAMS_TABLE, teams.render(), table=True,
+                              params=teams.bind(experiment=experiment, win_start=start,
+                                                win_end=end))]
+    sql = q.render(**switches, events=bool(attribution), attribution=attribution,
+                   teams_table=teams_table)
     create(con, PAGE_TABLE, sql,
            params=q.bind(sql, experiment=experiment, win_start=start, win_end=end,
                          bucket=None, buckets=_buckets(con, n)))

@@ -5,7 +5,7 @@
 --   interleaving_page_outcomes that interleaving/user_stats and interleaving/summary read).
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
 -- params: experiment, win_start, win_end, bucket, buckets
--- identifiers: attribution
+-- identifiers: attribution, teams_table
 -- switches: materialize, events, bucketed
 -- duckdb_only: materialize, bucketed (materialize: DuckDB reads page_click_rows once; other
 --   engines plan it their way. bucketed: DuckDB's 64-bit hash of search_id splits the pages
@@ -25,6 +25,7 @@
 --   without a doc_id, or whose doc_id is not on the page, is unmatched.
 --   Every column named after clicks then counts events.
 -- attribution: with events, the attribution view; unused otherwise.
+-- teams_table: with bucketed, the table of interleaving/teams; unused otherwise.
 -- interleaved page: a search with at least one results row whose team is not NULL, in
 --   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
 --   group of its own), inside the window $win_start <= ts < $win_end (a NULL bound: no
@@ -56,6 +57,10 @@
 WITH
 interleaved AS (
     SELECT DISTINCT search_id FROM results WHERE team IS NOT NULL
+    {{#bucketed}}
+      AND (CAST($bucket AS BIGINT) IS NULL
+           OR hash(search_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
+    {{/bucketed}}
 ),
 pages AS (
     SELECT s.search_id, s.user_id, s.experiment, s.variant, CAST(s.ts AS DATE) AS day, s.query
@@ -127,7 +132,13 @@ page_teams AS (
 ),
 teams AS (
     -- the teams that placed a result on a page of the experiment in the window, of every
-    -- bucket (the window test of pages, word for word)
+    -- bucket (the window test of pages, word for word). Bucketed, DuckDB reads them from
+    -- the table teams_table, the rows of interleaving/teams with the same parameters,
+    -- made once for all buckets: this join of every page is what the buckets avoid
+    {{#bucketed}}
+    SELECT experiment, team FROM {{teams_table}}
+    {{/bucketed}}
+    {{^bucketed}}
     SELECT DISTINCT s.experiment, r.team
     FROM searches AS s
     JOIN results AS r ON r.search_id = s.search_id
@@ -136,6 +147,7 @@ teams AS (
       AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
       AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
       AND r.team IS NOT NULL
+    {{/bucketed}}
 ),
 pairs AS (
     SELECT a.experiment, a.team AS team_a, b.team AS team_b
