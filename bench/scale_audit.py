@@ -15,8 +15,8 @@ searches' experiment made one interleaving experiment).
 
 ``--check 5m`` / ``--check 50m`` is the memory check of issue 15: it generates (once) the
 bench's seeded log with 5M / 50M searches under ``--workdir`` and its interleaved copy, then
-runs every CLI command on it (``online``, ``abtest``, ``positions``, ``top-queries``,
-``power``, ``interleave``, ``interleave --per-query``) at ``--memory-limit`` 500MB / 2GB
+runs every CLI command on it (``online``, ``abtest``, ``readout``, ``positions``,
+``top-queries``, ``power``, ``interleave``, ``interleave --per-query``) at ``--memory-limit`` 500MB / 2GB
 (unless given), and prints for each whether it completed and its peak RSS against the limit
 plus the Python overhead (``PYTHON_OVERHEAD_MB``: the interpreter with onlineeval, pandas and
 DuckDB imported, before any query, plus DuckDB's allocations outside its buffer pool).
@@ -87,6 +87,7 @@ def _run_path(name: str, logs: object) -> object:
 CLI = {
     "cli_online": ["online", "{data}", "--by", "variant"],
     "cli_abtest": ["abtest", "{data}", "--metrics", "ctr,click_mrr,abandonment_rate"],
+    "cli_readout": ["readout", "{data}"],
     "cli_positions": ["positions", "{data}"],
     "cli_top_queries": ["top-queries", "{data}"],
     "cli_power": ["power", "{data}", "--metrics", "ctr,click_mrr"],
@@ -94,8 +95,8 @@ CLI = {
     "cli_interleave_per_query": ["interleave", "{data}", "--per-query"],
 }
 # the commands of the memory check; interleaving ones run on the interleaved copy
-CHECK_PATHS = ["cli_online", "cli_abtest", "cli_positions", "cli_top_queries", "cli_power",
-               "cli_interleave", "cli_interleave_per_query"]
+CHECK_PATHS = ["cli_online", "cli_abtest", "cli_readout", "cli_positions", "cli_top_queries",
+               "cli_power", "cli_interleave", "cli_interleave_per_query"]
 CHECKS = {"5m": (5_000_000, "500MB"), "50m": (50_000_000, "2GB")}
 #: what a command's peak RSS may exceed DuckDB's memory_limit by: measured 148 MB for the
 #: interpreter with onlineeval (pandas, numpy, scipy, DuckDB) imported before any query, plus

@@ -82,3 +82,20 @@ def connect(
     if not sys.stderr.isatty():
         con.execute("SET enable_progress_bar = false")
     return con
+
+
+_UNITS = {"bytes": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1024.0**2,
+          "KB": 1e3 / 2**20, "MB": 1e6 / 2**20, "GB": 1e9 / 2**20, "TB": 1e12 / 2**20}
+
+
+def memory_limit_mb(con: duckdb.DuckDBPyConnection) -> float | None:
+    """The memory limit of the DuckDB connection ``con`` in MiB (None when DuckDB reports
+    none, or one this module cannot read)."""
+    from onlineeval.queries import load
+
+    row = con.execute(load("logs/memory_limit").render()).fetchone()
+    number, _, unit = str(row[0] if row else "").partition(" ")
+    try:
+        return float(number) * _UNITS[unit]
+    except (KeyError, ValueError):
+        return None

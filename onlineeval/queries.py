@@ -360,6 +360,18 @@ def registered(con: Any, name: str, table: Any) -> Iterator[str]:
         con.unregister(name)
 
 
+def set_view_parameters(con: Any, name: str, **params: Any) -> None:
+    """Bind new values to parameters of the view ``name`` made by :func:`create` (DuckDB):
+    its next reads answer for them."""
+    for key, value in params.items():
+        con.execute(f"SET VARIABLE {quote_ident(f'{name}__{key}')} = $value", {"value": value})
+
+
+def drop_table(con: Any, name: str) -> None:
+    """Drop the temporary table ``name`` (made by :func:`create`) if it exists."""
+    con.execute(f"DROP TABLE IF EXISTS {quote_ident(name)}")
+
+
 def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:
     """The values bound to the parameters ``keys`` of the view ``name`` made by
     :func:`create` (None for a key it did not bind): what the view currently answers for."""

@@ -40,6 +40,8 @@ ALLOWED: dict[tuple[str, str], str] = {
                                "conversion expressions of logs/casting.py",
     ("queries.py", "view_parameters"): "reads back the session variables create() bound "
                                        "a view's parameters into",
+    ("queries.py", "set_view_parameters"): "binds new values into the session variables "
+                                           "create() bound a view's parameters into",
 }
 
 

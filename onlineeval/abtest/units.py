@@ -316,26 +316,28 @@ def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
     df["variant"] = df["variant"].astype(object).where(df["variant"].notna(), None)
     for period, key in _PERIOD_KEYS.items():
         excluded[key] = int(df.loc[df["period"] == period, "searches"].sum())
-    exp = df[df["period"] == "exp"]
+    # Only the unit and variant of the outcome rows are copied into frames; the sums are read
+    # column by column into each arm's array. (Copies of the whole frame, one row per unit
+    # with ~30 columns, were what took an A/B readout of 500k units over its memory budget.)
+    # frames below are indexed by row position in df
+    is_exp = (df["period"] == "exp").to_numpy(dtype=bool)
+    exp = df.loc[is_exp, ["unit", "variant"]].set_axis(np.flatnonzero(is_exp))
     n_var = exp.groupby("unit", sort=False)["variant"].transform("size")
     multi = n_var > 1
     excluded["multi_variant_units"] = int(exp.loc[multi, "unit"].nunique())
-    excluded["multi_variant_searches"] = int(exp.loc[multi, "searches"].sum())
+    excluded["multi_variant_searches"] = int(df["searches"].iloc[exp.index[multi]].sum())
     exp = exp[~multi]
     warn_excluded(excluded, stacklevel=4)
     sums = list(UNIT_SUMS)
     columns = [*sums, "units"]
-    exp = exp.copy()
-    exp["units"] = 1
+    pre_index = pre_rows = None
     if cuped:
-        pre = df[df["period"] == "pre"][["unit", *sums]].rename(
-            columns={c: f"pre_{c}" for c in sums}
-        )
-        pre["has_pre"] = 1
-        exp = exp.merge(pre, on="unit", how="left", validate="one_to_one")
-        pre_cols = [f"pre_{c}" for c in sums] + ["has_pre"]
-        exp[pre_cols] = exp[pre_cols].fillna(0)
-        columns += pre_cols
+        is_pre = (df["period"] == "pre").to_numpy(dtype=bool)
+        pre_index = pd.Index(df["unit"][is_pre])
+        if not pre_index.is_unique:
+            raise pd.errors.MergeError("a unit has two pre-period rows")
+        pre_rows = np.flatnonzero(is_pre)
+        columns += [f"pre_{c}" for c in sums] + ["has_pre"]
     # DuckDB returns groups in no fixed order (it varies between runs with threads and with
     # the input's row order); the seeded bootstrap indexes units by row, and float sums depend
     # on their order, so rows are put in unit order for reproducible numbers.
@@ -343,11 +345,27 @@ def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
     arms: dict[str, np.ndarray] = {}
     ids: dict[str, np.ndarray] = {}
     for variant, rows in exp.groupby("variant", sort=True):
-        arms[str(variant)] = rows[columns].to_numpy(dtype=float)
+        at = rows.index.to_numpy()
+        out = np.zeros((len(at), len(columns)), dtype=float)
+        for j, c in enumerate(sums):
+            out[:, j] = df[c].to_numpy(dtype=float)[at]
+        out[:, len(sums)] = 1.0
+        if pre_index is not None:
+            # the unit's pre-period sums, 0 without a pre-period row (and for a NULL sum)
+            k = pre_index.get_indexer(rows["unit"].to_numpy())
+            has = k >= 0
+            src = pre_rows[k[has]]
+            for j, c in enumerate(sums):
+                out[has, len(sums) + 1 + j] = np.nan_to_num(
+                    df[c].to_numpy(dtype=float)[src], nan=0.0)
+            out[:, -1] = has
+        arms[str(variant)] = out
         ids[str(variant)] = rows["unit"].to_numpy()
+    first = df["first_ts"].iloc[exp.index].min() if len(exp) else None
+    last = df["last_ts"].iloc[exp.index].max() if len(exp) else None
     window = {
-        "first_exposure": _ts(exp["first_ts"].min()) if len(exp) else None,
-        "last_exposure": _ts(exp["last_ts"].max()) if len(exp) else None,
+        "first_exposure": _ts(first) if len(exp) else None,
+        "last_exposure": _ts(last) if len(exp) else None,
     }
     return UnitData(arms=arms, columns=columns, known_variants=known, excluded=excluded,
                     window=window, ids=ids)

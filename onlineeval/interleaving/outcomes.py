@@ -9,6 +9,7 @@ a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-u
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,12 +19,22 @@ import duckdb
 import pandas as pd
 
 from onlineeval import engines
+from onlineeval.db import memory_limit_mb
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
-from onlineeval.queries import create, load
+from onlineeval.queries import create, drop_table, load, set_view_parameters, view_parameters
 from onlineeval.window import bounds
 
 PAGE_TABLE = "interleaving_page_outcomes"
+#: the teams of the experiments the page outcomes read out (DuckDB, switch bucketed)
+TEAMS_TABLE = "interleaving_page_outcome_teams"
+#: rows of the page-outcomes view (pages x pairs) DuckDB reads per bucket and MiB of its
+#: memory limit above BUCKET_RESERVE_MB when summing per user (see user_stats). Measured
+#: with the joins unbucketed (bench/README.md, memory section): 194k rows completed at
+#: 120 MB but not at 100 MB (1 thread), 4.85M rows not at 500 MB, so ~90 MB per 1M rows;
+#: 4,000 rows per MiB (~250 MiB per 1M rows) leaves a margin of over 2
+ROWS_PER_MB = 4000
+BUCKET_RESERVE_MB = 100
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
 
@@ -139,15 +150,6 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
         )
     attribution = _credit_view(logs, credit, sat_dwell_s, session_gap_min)
     satisfied = credit == "satisfied"
-    q = load("interleaving/page_outcomes")
-    # A view, not a table: the page outcomes have one row per page and team pair, and a
-    # materialized copy of a large log does not fit a memory limit that the streamed query
-    # respects (DuckDB could not spill it: 10M pages failed at 3 GB, while each reader of the
-    # view streams the 10M pages within 1 GB). The view keeps the bound parameters.
-    sql = q.render(**engines.optimisations(con, q), events=bool(attribution) and not satisfied,
-                   satisfied=satisfied, attribution=attribution, hourly=hourly)
-    create(con, PAGE_TABLE, sql,
-           params=q.bind(sql, experiment=experiment, win_start=start, win_end=end))
     # the view's rows and the pages it leaves out, without crediting clicks (the query's
     # header says why the view itself is not counted)
     counts = load("interleaving/page_counts")
@@ -155,6 +157,25 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
         counts.render(), counts.bind(experiment=experiment, win_start=start, win_end=end)
     ).fetchall()[0]
     n, lonely = int(n or 0), int(lonely or 0)
+    q = load("interleaving/page_outcomes")
+    # A view, not a table: the page outcomes have one row per page and team pair, and a
+    # materialized copy of a large log does not fit a memory limit that the streamed query
+    # respects (DuckDB could not spill it: 10M pages failed at 3 GB). The view keeps the
+    # bound parameters; $bucket stays NULL (every page) except while user_stats reads it.
+    switches = engines.optimisations(con, q)
+    teams_table = []
+    if switches["bucketed"]:
+        # the teams of every bucket's pages, read once (sql/interleaving/teams.sql)
+        teams = load("interleaving/teams")
+        teams_table = [create(con, TEAMS_TABLE, teams.render(), table=True,
+                              params=teams.bind(experiment=experiment, win_start=start,
+                                                win_end=end))]
+    sql = q.render(**switches, events=bool(attribution) and not satisfied,
+                   satisfied=satisfied, attribution=attribution, hourly=hourly,
+                   teams_table=teams_table)
+    create(con, PAGE_TABLE, sql,
+           params=q.bind(sql, experiment=experiment, win_start=start, win_end=end,
+                         bucket=None, buckets=_buckets(con, n)))
     if n == 0:
         known = [e for (e,) in con.execute(load("interleaving/experiments").render()).fetchall()]
         where = ""
@@ -185,15 +206,48 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
                       last_page=None if last is None else pd.Timestamp(last))
 
 
+def _buckets(con: Any, rows: int) -> int:
+    """How many buckets of pages DuckDB reads the page outcomes in (1 on other engines, and
+    whenever the memory limit holds ROWS_PER_MB rows per MiB of them)."""
+    if not engines.is_duckdb(con):
+        return 1
+    limit = memory_limit_mb(con)
+    if limit is None:
+        return 1
+    per_bucket = max(limit - BUCKET_RESERVE_MB, BUCKET_RESERVE_MB) * ROWS_PER_MB
+    return max(1, math.ceil(rows / per_bucket))
+
+
 def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
     """Per-user sufficient statistics (``interleaving/user_stats``) of the page outcomes.
 
     ``by`` may include ``query`` besides variant and day (used for the per-query variant).
-    Call :func:`page_outcomes` first.
+    Call :func:`page_outcomes` first. When the view is too large for DuckDB's memory limit
+    (:func:`_buckets`), the pages are read in disjoint buckets (``bucketed`` in
+    ``sql/interleaving/page_outcomes.sql``) and each user's rows of the buckets are added
+    (``interleaving/user_stats_sum``): the same numbers, as every column is a sum over pages.
     """
+    con = logs.con
     q = load("interleaving/user_stats")
+    sql = q.render(by=list(by))
+    buckets = 1
+    if engines.is_duckdb(con):
+        buckets = int(view_parameters(con, PAGE_TABLE, ["buckets"])["buckets"] or 1)
     with Elapsed("reading out interleaved pages"):
-        return logs.con.execute(q.render(by=list(by)), q.bind()).df()
+        if buckets == 1:
+            return con.execute(sql, q.bind()).df()
+        parts = [f"{PAGE_TABLE}_users_{b}" for b in range(buckets)]
+        try:
+            for b, part in enumerate(parts):
+                set_view_parameters(con, PAGE_TABLE, bucket=b)
+                create(con, part, sql, table=True)
+            set_view_parameters(con, PAGE_TABLE, bucket=None)
+            total = load("interleaving/user_stats_sum")
+            return con.execute(total.render(by=list(by), parts=parts), total.bind()).df()
+        finally:
+            set_view_parameters(con, PAGE_TABLE, bucket=None)
+            for part in parts:
+                drop_table(con, part)
 
 
 def per_query(logs: Any, team: str, other: str, query: str = "query") -> pd.DataFrame:

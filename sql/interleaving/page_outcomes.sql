@@ -4,10 +4,15 @@
 --   onlineeval.interleaving.outcomes.page_outcomes (stores it as the temp table
 --   interleaving_page_outcomes that interleaving/user_stats and interleaving/summary read).
 -- grain: one row per (interleaved page, unordered pair of teams seen in its experiment)
--- params: experiment, win_start, win_end
--- identifiers: attribution
--- switches: materialize, events, satisfied, hourly
--- duckdb_only: materialize (DuckDB reads page_click_rows once; other engines plan it their way)
+-- params: experiment, win_start, win_end, bucket, buckets
+-- identifiers: attribution, teams_table
+-- switches: materialize, events, satisfied, hourly, bucketed
+-- duckdb_only: materialize, bucketed (materialize: DuckDB reads page_click_rows once; other
+--   engines plan it their way. bucketed: DuckDB's 64-bit hash of search_id splits the pages
+--   into $buckets disjoint buckets; with $bucket set, the view holds the pages of that bucket only, each with every
+--   pair of its experiment. Readers that sum over pages read the buckets one at a time and
+--   add the sums (interleaving/user_stats through onlineeval.interleaving.outcomes), so the
+--   joins below hold one bucket's pages under a memory limit. $bucket NULL: every page.)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
 --   onlineeval.load_logs.
@@ -26,6 +31,7 @@
 --   on, this switch is ignored.)
 -- attribution: with events, the attribution view; with satisfied, the per-click view of
 --   online/search_facts (search_id, rank, satisfied); unused otherwise.
+-- teams_table: with bucketed, the table of interleaving/teams; unused otherwise.
 -- interleaved page: a search with at least one results row whose team is not NULL, in
 --   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
 --   group of its own), inside the window $win_start <= ts < $win_end (a NULL bound: no
@@ -60,6 +66,10 @@
 WITH
 interleaved AS (
     SELECT DISTINCT search_id FROM results WHERE team IS NOT NULL
+    {{#bucketed}}
+      AND (CAST($bucket AS BIGINT) IS NULL
+           OR hash(search_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
+    {{/bucketed}}
 ),
 pages AS (
     SELECT s.search_id, s.user_id, s.experiment, s.variant,
@@ -72,6 +82,10 @@ pages AS (
            OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR))
       AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
       AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
+    {{#bucketed}}
+      AND (CAST($bucket AS BIGINT) IS NULL
+           OR hash(s.search_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
+    {{/bucketed}}
 ),
 page_click_rows AS {{#materialize}}MATERIALIZED{{/materialize}} (
     -- read once: the loader's clicks view is itself a join, and it is used twice below
@@ -137,9 +151,23 @@ page_teams AS (
     WHERE r.team IS NOT NULL
 ),
 teams AS (
-    SELECT DISTINCT p.experiment, t.team
-    FROM pages AS p
-    JOIN page_teams AS t ON t.search_id = p.search_id
+    -- the teams that placed a result on a page of the experiment in the window, of every
+    -- bucket (the window test of pages, word for word). Bucketed, DuckDB reads them from
+    -- the table teams_table, the rows of interleaving/teams with the same parameters,
+    -- made once for all buckets: this join of every page is what the buckets avoid
+    {{#bucketed}}
+    SELECT experiment, team FROM {{teams_table}}
+    {{/bucketed}}
+    {{^bucketed}}
+    SELECT DISTINCT s.experiment, r.team
+    FROM searches AS s
+    JOIN results AS r ON r.search_id = s.search_id
+    WHERE (CAST($experiment AS VARCHAR) IS NULL
+           OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR))
+      AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
+      AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
+      AND r.team IS NOT NULL
+    {{/bucketed}}
 ),
 pairs AS (
     SELECT a.experiment, a.team AS team_a, b.team AS team_b

@@ -161,3 +161,32 @@ def test_extra_log_columns_do_not_shadow_the_query_columns(make_tables):
     plain = load_units(onlineeval.load_logs(searches=s, clicks=c))
     for v, arr in plain.arms.items():
         np.testing.assert_array_equal(by_unit.arms[v], arr)
+
+
+def test_unit_arrays_copies_no_whole_frame():
+    # 500k units through the A/B readout went ~175 MB over its memory budget at a 500 MB
+    # limit: unit_arrays copied the frame of per-unit rows (~30 columns) four times. Its peak
+    # allocation (mostly the arrays it returns) must stay well below that (measured on this
+    # frame: 3.3x its size before, 1.6x now)
+    import tracemalloc
+    from pathlib import Path
+
+    from onlineeval.abtest.units import analysis_window, unit_arrays, unit_sums_query
+
+    logs = onlineeval.load_logs(Path(__file__).resolve().parents[2] / "sample_logs" / "ab")
+    sql, params, known = unit_sums_query(logs, "user_id", "s100_vs_s080",
+                                         window=analysis_window())
+    one = logs.con.execute(sql, params).df()
+    # the log's rows 40 times over, as 40x as many units (names made unique)
+    df = pd.concat([one.assign(unit=one["unit"] + f"#{i}") for i in range(40)],
+                   ignore_index=True)
+    frame = df.memory_usage(deep=True).sum()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        data = unit_arrays(df, known, cuped=False)
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert sum(len(a) for a in data.arms.values()) > 100_000
+    assert peak < 2 * frame, (peak / frame)

@@ -13,6 +13,7 @@ from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.interleaving import outcome as interleaving_outcome
 from onlineeval.interleaving import outcomes
 from onlineeval.logs import load_logs
+from onlineeval.queries import set_view_parameters
 
 
 def page_rows(logs) -> pd.DataFrame:
@@ -223,3 +224,60 @@ def test_readout_counts_and_warns_one_sided_pages_of_two_team_experiments():
     e4 = out[out.experiment == "e4"].set_index(["team_a", "team_b"]).one_sided_pages
     # each page shows two of the three teams: one-sided for the two pairs with the third
     assert e4.to_dict() == {("a", "b"): 2, ("a", "c"): 2, ("b", "c"): 2}
+
+
+def _sample_interleaving():
+    from pathlib import Path
+
+    return load_logs(Path(__file__).resolve().parents[2] / "sample_logs" / "interleaving")
+
+
+@pytest.mark.parametrize("by", [[], ["variant", "day"], ["query"]])
+def test_user_stats_read_in_buckets_are_the_one_read_sums(logs, monkeypatch, by):
+    # DuckDB reads a page-outcome view too large for its memory limit in buckets of pages
+    # (sql/interleaving/page_outcomes.sql, switch bucketed) and adds each user's rows: the
+    # same rows as one read, on the hand-made pages (multileaved e2 included) and the sample
+    for log in (logs, _sample_interleaving()):
+        outcomes.page_outcomes(log)
+        whole = outcomes.user_stats(log, by)
+        monkeypatch.setattr(outcomes, "_buckets", lambda con, rows: 3)
+        counts = outcomes.page_outcomes(log)
+        sizes = []
+        for b in range(3):
+            set_view_parameters(log.con, outcomes.PAGE_TABLE, bucket=b)
+            sizes.append(log.con.execute(
+                f"SELECT count(*) FROM {outcomes.PAGE_TABLE}").fetchone()[0])
+        set_view_parameters(log.con, outcomes.PAGE_TABLE, bucket=None)
+        # the buckets split the pages (each pair of a page in the page's bucket)
+        assert sum(sizes) == counts.rows and max(sizes) < counts.rows
+        pd.testing.assert_frame_equal(outcomes.user_stats(log, by), whole)
+        # the view answers for every page again afterwards
+        assert log.con.execute(
+            f"SELECT count(*) FROM {outcomes.PAGE_TABLE}").fetchone()[0] == counts.rows
+        monkeypatch.undo()
+
+
+def test_bucket_count_follows_the_memory_limit():
+    from onlineeval.db import connect, memory_limit_mb
+
+    con = connect(memory_limit="500MB")
+    # 500 MB (decimal) is 476.8 MiB as DuckDB reports it
+    assert memory_limit_mb(con) == pytest.approx(500e6 / 2**20, abs=0.1)
+    per_bucket = (memory_limit_mb(con) - outcomes.BUCKET_RESERVE_MB) * outcomes.ROWS_PER_MB
+    assert outcomes._buckets(con, int(per_bucket) - 10) == 1
+    assert outcomes._buckets(con, int(per_bucket) + 10) == 2
+    assert outcomes._buckets(con, 10 * int(per_bucket) - 10) == 10
+    con.execute("SET memory_limit = '2GB'")
+    # DuckDB reports GiB cut to one decimal (1.86 GiB as '1.8 GiB'): up to 0.1 GiB below
+    assert 2e9 / 2**20 - 0.1 * 1024 <= memory_limit_mb(con) <= 2e9 / 2**20
+
+
+def test_interleaving_readout_in_buckets_is_the_same(monkeypatch):
+    from onlineeval import interleaving_readout
+
+    log = _sample_interleaving()
+    one = interleaving_readout(log)
+    per_query = interleaving_readout(log, per_query=True)
+    monkeypatch.setattr(outcomes, "_buckets", lambda con, rows: 4)
+    pd.testing.assert_frame_equal(interleaving_readout(log), one)
+    pd.testing.assert_frame_equal(interleaving_readout(log, per_query=True), per_query)
