@@ -92,6 +92,62 @@ def sample_study(sample_report: Any, tmp_path_factory: pytest.TempPathFactory) -
                        json.loads((out / "report.json").read_text(encoding="utf-8")), out)
 
 
+SAMPLE_LOGS = SAMPLE_STUDY.parent
+SAMPLE_LOG_TABLES = ("searches", "results", "clicks", "events")
+
+
+def write_experiment_slice(source: Path, experiment: str, out: Path) -> Path:
+    """Copy into ``out`` every row of the log directory ``source`` that belongs to a user who
+    took part in ``experiment`` (their searches, those searches' results and clicks, their
+    events), each table with its own columns and types, in the source's row order.
+
+    The sample logs' users are disjoint between experiments (one simulated population per
+    ranker pair), and sessions, attribution and the randomization unit are per user, so an
+    experiment's readout on its slice is the readout on the whole log
+    (tests/report/test_sample_study.py checks this against the sample study's report); a
+    readout of the slice reads a tenth of the rows.
+    """
+    import duckdb
+
+    out.mkdir(parents=True)
+    con = duckdb.connect()
+    users = "SELECT DISTINCT user_id FROM read_parquet($s) WHERE experiment = $e"
+    keep = {
+        "searches": f"user_id IN ({users})",
+        "events": f"user_id IN ({users})",
+        "results": "search_id IN (SELECT search_id FROM read_parquet($s) "
+                   f"WHERE user_id IN ({users}))",
+    }
+    keep["clicks"] = keep["results"]
+    for table in SAMPLE_LOG_TABLES:
+        path = source / f"{table}.parquet"
+        if path.exists():
+            con.execute(
+                f"COPY (SELECT * FROM read_parquet($t) WHERE {keep[table]}) TO $o (FORMAT parquet)",
+                {"t": str(path), "s": str(source / "searches.parquet"), "e": experiment,
+                 "o": str(out / f"{table}.parquet")})
+    con.close()
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_experiment_logs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``sample_experiment_logs(NAME)``: a directory with ``ab/`` and ``interleaving/``, the
+    sample logs of experiment NAME alone (:func:`write_experiment_slice`), made once per
+    session. For tests that read out one experiment of the sample logs."""
+    made: dict[str, Path] = {}
+
+    def get(experiment: str) -> Path:
+        if experiment not in made:
+            base = tmp_path_factory.mktemp(f"sample-{experiment}")
+            for design in ("ab", "interleaving"):
+                write_experiment_slice(SAMPLE_LOGS / design, experiment, base / design)
+            made[experiment] = base
+        return made[experiment]
+
+    return get
+
+
 #: fixtures too expensive to set up on every xdist worker -> the group their users share; a
 #: group runs on one worker, which sets the fixture up once (the Spark session is a JVM of
 #: about 1 GB that takes 5-50 s to start; tests/abtest's aa_population is a simulated

@@ -173,6 +173,10 @@ def readout(
     alpha = check_level(alpha)
     check_level(power, "power")
     srm_alpha = check_level(srm_alpha, "srm_alpha")
+    if counterfactual is not None and runs is None:
+        # before any log is read: the A/B part alone takes seconds on a large log
+        raise InvalidParameterError("the counterfactual prediction needs runs: "
+                                    "(control_run, treatment_run)")
     loaded = [as_logs(lg, attribution_window=attribution_window, event_type=event_type)
               for lg in _logs_list(logs)]
     parts = _designs(loaded, design)
@@ -235,9 +239,6 @@ def readout(
     if counterfactual is not None:
         from onlineeval.readout.counterfactual import counterfactual_part
 
-        if runs is None:
-            raise InvalidParameterError("the counterfactual prediction needs runs: "
-                                        "(control_run, treatment_run)")
         pair = (runs["control"], runs["treatment"]) if isinstance(runs, Mapping) else runs
         fields["counterfactual"] = counterfactual_part(
             counterfactual, *pair, dict(counterfactual_options or {}))

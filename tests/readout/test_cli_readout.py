@@ -93,7 +93,8 @@ def test_number_format():
     assert when(pd.Timestamp("2026-01-05 10:03:31.9")) == "2026-01-05 10:03"
 
 
-def test_runs_and_qrels_add_the_offline_prediction_as_the_api_does(capsys):
+def test_runs_and_qrels_add_the_offline_prediction_as_the_api_does(capsys,
+                                                                   sample_experiment_logs):
     """``--runs C,T --qrels Q`` is the API's ``runs=(C, T), qrels=Q``: the same offline
     section in JSON; the runs and qrels go together."""
     from pathlib import Path
@@ -101,13 +102,14 @@ def test_runs_and_qrels_add_the_offline_prediction_as_the_api_does(capsys):
     sample = Path(__file__).resolve().parents[2] / "sample_logs"
     runs = (str(sample / "runs" / "s080.run"), str(sample / "runs" / "s040.run"))
     qrels = str(sample / "qrels.txt")
-    args = ["readout", str(sample / "ab"), "--experiment", "s080_vs_s040", "--secondary",
+    ab = sample_experiment_logs("s080_vs_s040") / "ab"  # the experiment's users' rows
+    args = ["readout", str(ab), "--experiment", "s080_vs_s040", "--secondary",
             "none", "--format", "json"]
     assert main([*args, "--runs", ",".join(runs), "--qrels", qrels]) == 0
     printed = json.loads(capsys.readouterr().out)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ro = onlineeval.readout(str(sample / "ab"), experiment="s080_vs_s040", secondary=(),
+        ro = onlineeval.readout(str(ab), experiment="s080_vs_s040", secondary=(),
                                 runs=runs, qrels=qrels)
     assert printed["offline"] and printed["offline"] == json.loads(
         json.dumps(ro.to_dict()["offline"]))

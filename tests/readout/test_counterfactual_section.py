@@ -19,11 +19,14 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs"
 RUNS = (str(SAMPLE / "runs" / "s100.run"), str(SAMPLE / "runs" / "s080.run"))
 
 
-def test_readout_shows_the_counterfactual_prediction_beside_the_ab():
+def test_readout_shows_the_counterfactual_prediction_beside_the_ab(sample_experiment_logs):
+    # the counterfactual reads the whole A/B log (nine rankers shown); the A/B readout beside
+    # it only its experiment's users (the same numbers, tests/report/test_sample_study.py)
     logs = onlineeval.load_logs(SAMPLE / "ab")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ro = onlineeval.readout(logs, experiment="s100_vs_s080", runs=RUNS,
+        ro = onlineeval.readout(sample_experiment_logs("s100_vs_s080") / "ab",
+                                experiment="s100_vs_s080", runs=RUNS,
                                 qrels=SAMPLE / "qrels.txt", counterfactual=logs,
                                 secondary=["clicks_per_search"])
         want = compare(logs, *RUNS, query="qid", estimator="snips")

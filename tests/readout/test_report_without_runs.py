@@ -19,11 +19,13 @@ EXP = "s060_vs_s100"  # alphabetically the control's team (s060) comes first
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
+def study(tmp_path_factory, sample_experiment_logs):
+    # the sample logs of the one experiment the study reads out (its users' rows)
+    sample = sample_experiment_logs(EXP)
     path = tmp_path_factory.mktemp("study") / "study.toml"
     path.write_text(
-        f'ab_logs = "{SAMPLE / "ab"}"\n'
-        + f'interleaving_logs = "{SAMPLE / "interleaving"}"\n'
+        f'ab_logs = "{sample / "ab"}"\n'
+        + f'interleaving_logs = "{sample / "interleaving"}"\n'
         'online_metrics = ["ctr", "abandonment_rate"]\nn_resamples = 200\n'
         f'[[experiment]]\nname = "{EXP}"\n', encoding="utf-8")
     return path
@@ -46,7 +48,7 @@ def test_one_run_without_the_other_is_refused(tmp_path):
         read_study(p)
 
 
-def test_report_reuses_the_readout(study, tmp_path, capsys):
+def test_report_reuses_the_readout(study, tmp_path, capsys, sample_experiment_logs):
     out, js = tmp_path / "r.html", tmp_path / "r.json"
     assert main(["report", str(study), "-o", str(out), "--json", str(js)]) == 0
     capsys.readouterr()
@@ -57,7 +59,8 @@ def test_report_reuses_the_readout(study, tmp_path, capsys):
     assert e["control_run"] is None and e["offline"] is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ro = onlineeval.readout([SAMPLE / "ab", SAMPLE / "interleaving"], experiment=EXP,
+        sample = sample_experiment_logs(EXP)
+        ro = onlineeval.readout([sample / "ab", sample / "interleaving"], experiment=EXP,
                                 primary=["ctr"], secondary=["abandonment_rate"],
                                 n_resamples=200)
     assert e["readout"]["verdict"] == ro.verdict

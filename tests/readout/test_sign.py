@@ -79,18 +79,20 @@ def test_per_query_section_equals_the_per_query_readout(readout):
     assert table["delta_q"].notna().sum() == readout.interleaving.n_queries
 
 
-def test_sensitivity_by_hand():
+def test_sensitivity_by_hand(sample_experiment_logs):
     """ab_units (t_IL / t_AB)^2, t_AB from the A/B row's estimate and standard error by hand,
     t_IL from the per-user test (scipy's one-sample t on the readout's user_delta / CI)."""
     import math
 
     from scipy import stats
 
+    sample = sample_experiment_logs("s130_vs_s080")  # the experiment's users' rows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ro = onlineeval.readout([ROOT / "sample_logs" / "ab", LOGS], experiment="s130_vs_s080",
-                                secondary=())
-        il = onlineeval.interleaving_readout(LOGS, "s130_vs_s080", team_a="s080")
+        ro = onlineeval.readout([sample / "ab", sample / "interleaving"],
+                                experiment="s130_vs_s080", secondary=())
+        il = onlineeval.interleaving_readout(sample / "interleaving", "s130_vs_s080",
+                                             team_a="s080")
     (row,) = ro.rows("primary")
     r = row.result
     se = (r.ci_high - r.ci_low) / (2 * stats.t.isf(0.025, row.df))

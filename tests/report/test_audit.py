@@ -184,17 +184,21 @@ def _lower_is_better(metric: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def audit(sample_study):
+def audit(sample_study, sample_experiment_logs):
     # the report as written by write_report (tests/conftest.py builds it once per session)
     report, data = sample_study.report, sample_study.data
     page = _Page()
     page.feed(sample_study.html)
 
     study = read_study(STUDY)
-    ab_logs = onlineeval.load_logs(SAMPLE / "ab")
-    il_logs = onlineeval.load_logs(SAMPLE / "interleaving")
     api: dict[str, dict] = {}
     for exp in study.experiments:
+        # the API reads each experiment's slice of the sample logs (its users' rows: the
+        # whole logs' numbers, tests/report/test_sample_study.py), the report the whole logs
+        assert exp.ab_experiment == exp.interleaving_experiment == exp.name
+        part = sample_experiment_logs(exp.name)
+        ab_logs = onlineeval.load_logs(part / "ab")
+        il_logs = onlineeval.load_logs(part / "interleaving")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             offline = onlineeval.offline.compare(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -278,9 +277,6 @@ def test_interleaving_only_readout(readout_of) -> None:
     assert "No verdict" in readout_html(ro)
 
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs"
-
-
 def _numbers(text: str) -> dict[str, set[str]]:
     shown: dict[str, set[str]] = {}
     for key, _, value in parse(text).numbers:
@@ -288,15 +284,17 @@ def _numbers(text: str) -> dict[str, set[str]]:
     return shown
 
 
-def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
-    """The page of a real readout (the sample A/B and interleaving logs): every section and
-    plot, position CTR per arm from the A/B log, every number the readout object's; the
-    CLI's -o page shows the same numbers as the API's."""
+def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys,
+                                                   sample_experiment_logs) -> None:
+    """The page of a real readout (the sample A/B and interleaving logs of one experiment):
+    every section and plot, position CTR per arm from the A/B log, every number the readout
+    object's; the CLI's -o page shows the same numbers as the API's."""
     import onlineeval
     from onlineeval.cli import main
     from onlineeval.report import readout_page as readout_page_of
 
-    logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
+    sample = sample_experiment_logs("s200_vs_s100")
+    logs = [onlineeval.load_logs(sample / "ab"), onlineeval.load_logs(sample / "interleaving")]
     args = dict(experiment="s200_vs_s100", guardrails=["abandonment_rate"],
                 non_inferiority={"abandonment_rate": "2%"}, secondary=["click_mrr"])
     ro = onlineeval.readout(logs, **args)
@@ -313,7 +311,7 @@ def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
         assert shown[key] == {SPELLED[kind](value)}, key
         assert _close(next(iter(shown[key])), kind, value), (key, shown[key], value)
     out = tmp_path / "readout.html"
-    code = main(["readout", str(SAMPLE / "ab"), str(SAMPLE / "interleaving"), "--experiment",
+    code = main(["readout", str(sample / "ab"), str(sample / "interleaving"), "--experiment",
                  "s200_vs_s100", "--guardrails", "abandonment_rate", "--non-inferiority",
                  "abandonment_rate:2%", "--secondary", "click_mrr", "-o", str(out)])
     assert code == 0
@@ -321,17 +319,19 @@ def test_sample_logs_readout_page_api_and_cli_agree(tmp_path, capsys) -> None:
     assert _numbers(out.read_text(encoding="utf-8")) == shown
 
 
-def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
+def test_study_without_runs_reports_each_experiments_readout(tmp_path,
+                                                             sample_experiment_logs) -> None:
     """Issue 14 §2: `onlineeval report` on a study of logs alone (no runs, no qrels): each
     experiment's section is its readout — the same numbers as onlineeval.readout gives —
     and there is no agreement across experiments (it needs runs)."""
     import onlineeval
     from onlineeval.report import build_report, render_html
 
+    sample = sample_experiment_logs("s200_vs_s100")
     study = tmp_path / "study.toml"
     study.write_text("\n".join([
-        'title = "logs only"', f'ab_logs = "{SAMPLE / "ab"}"',
-        f'interleaving_logs = "{SAMPLE / "interleaving"}"',
+        'title = "logs only"', f'ab_logs = "{sample / "ab"}"',
+        f'interleaving_logs = "{sample / "interleaving"}"',
         'online_metrics = ["ctr", "abandonment_rate"]',
         "[[experiment]]", 'name = "s200_vs_s100"',
     ]) + "\n", encoding="utf-8")
@@ -347,7 +347,7 @@ def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
     name = slug("s200_vs_s100")
     assert {f"{name}-{part}" for part, _ in PARTS} <= set(page.ids)
     direct = onlineeval.readout(
-        [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")],
+        [onlineeval.load_logs(sample / "ab"), onlineeval.load_logs(sample / "interleaving")],
         experiment="s200_vs_s100", primary="ctr", secondary=["abandonment_rate"],
         n_resamples=2000, seed=0)
     expected = _expected(direct)
@@ -358,7 +358,7 @@ def test_study_without_runs_reports_each_experiments_readout(tmp_path) -> None:
     assert "No offline runs given" in text
 
 
-def test_sequential_panel_marks_the_first_stopping_look() -> None:
+def test_sequential_panel_marks_the_first_stopping_look(sample_experiment_logs) -> None:
     """The page drawn from the logs shows the confidence sequence of the primary metric and
     of the interleaving preference, and names the first look at which each stops: the first
     row of onlineeval.sequential_readout with stop set, and the first look whose
@@ -369,7 +369,8 @@ def test_sequential_panel_marks_the_first_stopping_look() -> None:
     import onlineeval
     from onlineeval.report import readout_page as readout_page_of
 
-    logs = [onlineeval.load_logs(SAMPLE / "ab"), onlineeval.load_logs(SAMPLE / "interleaving")]
+    sample = sample_experiment_logs("s130_vs_s080")
+    logs = [onlineeval.load_logs(sample / "ab"), onlineeval.load_logs(sample / "interleaving")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ro = onlineeval.readout(logs, experiment="s130_vs_s080")

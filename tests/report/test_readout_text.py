@@ -82,14 +82,14 @@ def test_quantile_table_shows_each_quantile(readout_of) -> None:
         assert pvalue(r["p_value"]) in line
 
 
-def test_sample_readout_fits_and_shows_the_tables() -> None:
-    """A real readout (the sample logs, segments by query id: 100 segments)."""
+def test_sample_readout_fits_and_shows_the_tables(sample_experiment_logs) -> None:
+    """A real readout (the sample logs of one experiment, segments by query id: 100
+    segments)."""
     import warnings
-    from pathlib import Path
 
     import onlineeval
 
-    sample = Path(__file__).resolve().parents[2] / "sample_logs"
+    sample = sample_experiment_logs("s200_vs_s100")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ro = onlineeval.readout(sample / "ab", experiment="s200_vs_s100", segments="qid",

@@ -173,3 +173,55 @@ def test_the_disagreement_the_docs_name_is_the_reports(run):
     row = report.table.set_index("experiment").loc["s100_vs_s080"]
     assert f"`s100_vs_s080`: +{row['offline:ndcg_cut_10']:.3f} NDCG@10" in page
     assert f"Δ_AB = −{abs(row['interleaving']):.3f}, p = {row['interleaving_p']:.2f}" in page
+
+
+def _same(got, want, path: str = "") -> None:
+    """``got`` and ``want`` (plain values of Readout.to_dict()) are equal, floats to 1e-9
+    relative: DuckDB sums floats in no fixed order, so the last bits vary between plans."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and got.keys() == want.keys(), path
+        for key in want:
+            _same(got[key], want[key], f"{path}/{key}")
+    elif isinstance(want, list | tuple):
+        assert isinstance(got, list | tuple) and len(got) == len(want), path
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _same(g, w, f"{path}[{i}]")
+    elif isinstance(want, float) and not isinstance(want, bool):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-300, nan_ok=True), path
+    else:
+        assert got == want, path
+
+
+@pytest.mark.parametrize("name", ["s200_vs_s100", "s100_vs_s100"])
+def test_an_experiments_slice_of_the_sample_logs_reads_out_as_the_whole_log(
+        run, sample_experiment_logs, name):
+    """Tests that read out one experiment of the sample logs use its slice (tests/conftest.py
+    sample_experiment_logs: its users' rows only); its readouts, A/B and interleaving, are
+    those the report computed on the whole logs, number for number, except that the whole
+    A/B log's other users are counted as unexposed searches."""
+    import warnings
+
+    import onlineeval
+
+    report, _, _ = run
+    r = next(r for r in report.experiments if r.experiment.name == name)
+    exp, study = r.experiment, report.study
+    part = sample_experiment_logs(name)
+    for design, table in (("ab", r.ab), ("interleaving", r.interleaving)):
+        want = table.attrs["readout"].to_dict()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = onlineeval.readout(
+                part / design, design=design, experiment=name, control="control",
+                treatment=["treatment"], primary=["ctr"],
+                secondary=["click_mrr", "abandonment_rate"], alpha=study.alpha,
+                control_team=exp.control_team or None,
+                treatment_team=exp.treatment_team or None, n_resamples=study.n_resamples,
+                seed=study.seed).to_dict()
+        if design == "ab":
+            others = len(pd.read_parquet(SAMPLE / "ab" / "searches.parquet", columns=["experiment"])
+                         .query("experiment != @name"))
+            assert (got["excluded"]["unexposed_unit_searches"],
+                    want["excluded"]["unexposed_unit_searches"]) == (0, others)
+            want["excluded"]["unexposed_unit_searches"] = 0
+        _same(got, want, design)

@@ -95,9 +95,16 @@ def _rows(ro) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def guarded_report(tmp_path_factory):
+def sample_ab(sample_experiment_logs) -> Path:
+    """The sample A/B log of experiment EXP alone (its users' rows: the same readout)."""
+    return sample_experiment_logs(EXP) / "ab"
+
+
+@pytest.fixture(scope="module")
+def guarded_report(tmp_path_factory, sample_ab):
     d = tmp_path_factory.mktemp("guarded")
-    path = write(d, HEAD + 'n_resamples = 200\nguardrails = ["abandonment_rate"]\n'
+    head = HEAD.replace(str(SAMPLE / "ab"), str(sample_ab))
+    path = write(d, head + 'n_resamples = 200\nguardrails = ["abandonment_rate"]\n'
                  'non_inferiority = { abandonment_rate = "2%" }\n'
                  f'[[experiment]]\nname = "{EXP}"\nprimary = ["ctr", "click_mrr"]\n')
     with warnings.catch_warnings():
@@ -105,7 +112,7 @@ def guarded_report(tmp_path_factory):
         return build_report(path)
 
 
-def test_the_report_readout_uses_the_study_keys(guarded_report):
+def test_the_report_readout_uses_the_study_keys(guarded_report, sample_ab):
     (r,) = guarded_report.experiments
     ro = r.readout
     assert ro.family == ("ctr", "click_mrr")
@@ -114,19 +121,20 @@ def test_the_report_readout_uses_the_study_keys(guarded_report):
                      "abandonment_rate": "guardrail"}
     guard = ro.rows("guardrail")[0]
     assert guard.margin == pytest.approx(0.02) and guard.margin_relative
-    want = _api_readout(SAMPLE / "ab", primary=["ctr", "click_mrr"],
+    want = _api_readout(sample_ab, primary=["ctr", "click_mrr"],
                         guardrails=["abandonment_rate"],
                         non_inferiority={"abandonment_rate": "2%"}, secondary=())
     pd.testing.assert_frame_equal(_rows(ro), _rows(want))
     assert [d.verdict for d in ro.decisions] == [d.verdict for d in want.decisions]
 
 
-def _renamed_copy(directory: Path) -> Path:
-    """The sample A/B log with the user and variant columns renamed, as an export might."""
+def _renamed_copy(directory: Path, source: Path) -> Path:
+    """The A/B log ``source`` with the user and variant columns renamed, as an export
+    might."""
     out = directory / "export"
     out.mkdir()
     for table in ("searches", "results", "clicks"):
-        df = pd.read_parquet(SAMPLE / "ab" / f"{table}.parquet")
+        df = pd.read_parquet(source / f"{table}.parquet")
         if table == "searches":
             df = df.rename(columns={"user_id": "uid", "variant": "arm"})
         df.to_parquet(out / f"{table}.parquet")
@@ -134,8 +142,8 @@ def _renamed_copy(directory: Path) -> Path:
 
 
 @pytest.mark.parametrize("form", ["inline", "file"])
-def test_column_mapping_gives_the_canonical_numbers(tmp_path, form):
-    export = _renamed_copy(tmp_path)
+def test_column_mapping_gives_the_canonical_numbers(tmp_path, form, sample_ab):
+    export = _renamed_copy(tmp_path, sample_ab)
     mapping = '[searches]\nuid = "user_id"\narm = "variant"\n'
     if form == "file":
         (tmp_path / "mapping.toml").write_text(mapping, encoding="utf-8")
@@ -152,13 +160,13 @@ def test_column_mapping_gives_the_canonical_numbers(tmp_path, form):
         warnings.simplefilter("ignore")
         report = build_report(study)
     (r,) = report.experiments
-    want = _api_readout(SAMPLE / "ab", secondary=["abandonment_rate"])
+    want = _api_readout(sample_ab, secondary=["abandonment_rate"])
     pd.testing.assert_frame_equal(_rows(r.readout), _rows(want))
     assert r.readout.units == want.units
 
 
-def test_a_mapping_the_log_refuses_names_the_study_key(tmp_path):
-    export = _renamed_copy(tmp_path)
+def test_a_mapping_the_log_refuses_names_the_study_key(tmp_path, sample_ab):
+    export = _renamed_copy(tmp_path, sample_ab)
     path = write(tmp_path, f'ab_logs = "{export}"\n[[experiment]]\nname = "{EXP}"\n'
                  '[experiment.columns.searches]\nuser = "user_id"\narm = "variant"\n')
     with pytest.raises(InputError) as info:
