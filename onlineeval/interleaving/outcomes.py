@@ -28,6 +28,8 @@ from onlineeval.window import bounds
 PAGE_TABLE = "interleaving_page_outcomes"
 #: the teams of the experiments the page outcomes read out (DuckDB, switch bucketed)
 TEAMS_TABLE = "interleaving_page_outcome_teams"
+#: ... and as a view (another name: a log read both ways keeps one of each)
+TEAMS_VIEW = "interleaving_page_outcome_teams_view"
 #: rows of the page-outcomes view (pages x pairs) DuckDB reads per bucket and MiB of its
 #: memory limit above BUCKET_RESERVE_MB when summing per user (see user_stats). Measured
 #: with the joins unbucketed (bench/README.md, memory section): 194k rows completed at
@@ -163,13 +165,14 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     # respects (DuckDB could not spill it: 10M pages failed at 3 GB). The view keeps the
     # bound parameters; $bucket stays NULL (every page) except while user_stats reads it.
     switches = engines.optimisations(con, q)
-    teams_table = []
-    if switches["bucketed"]:
-        # the teams of every bucket's pages, read once (sql/interleaving/teams.sql)
-        teams = load("interleaving/teams")
-        teams_table = [create(con, TEAMS_TABLE, teams.render(), table=True,
-                              params=teams.bind(experiment=experiment, win_start=start,
-                                                win_end=end))]
+    # the teams of every page's experiment (sql/interleaving/teams.sql): a view, or with
+    # bucketed a table read once for all buckets
+    teams = load("interleaving/teams")
+    bucketed = bool(switches["bucketed"])
+    teams_table = [create(con, TEAMS_TABLE if bucketed else TEAMS_VIEW, teams.render(),
+                          table=bucketed,
+                          params=teams.bind(experiment=experiment, win_start=start,
+                                            win_end=end))]
     sql = q.render(**switches, events=bool(attribution) and not satisfied,
                    satisfied=satisfied, attribution=attribution, hourly=hourly,
                    teams_table=teams_table)

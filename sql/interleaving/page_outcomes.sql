@@ -31,7 +31,8 @@
 --   on, this switch is ignored.)
 -- attribution: with events, the attribution view; with satisfied, the per-click view of
 --   online/search_facts (search_id, rank, satisfied); unused otherwise.
--- teams_table: with bucketed, the table of interleaving/teams; unused otherwise.
+-- teams_table: the relation of interleaving/teams with the same parameters (a view; with
+--   bucketed, a table made once for all buckets).
 -- interleaved page: a search with at least one results row whose team is not NULL, in
 --   experiment $experiment (all experiments when $experiment is NULL; a NULL experiment is a
 --   group of its own), inside the window $win_start <= ts < $win_end (a NULL bound: no
@@ -152,22 +153,10 @@ page_teams AS (
 ),
 teams AS (
     -- the teams that placed a result on a page of the experiment in the window, of every
-    -- bucket (the window test of pages, word for word). Bucketed, DuckDB reads them from
-    -- the table teams_table, the rows of interleaving/teams with the same parameters,
-    -- made once for all buckets: this join of every page is what the buckets avoid
-    {{#bucketed}}
+    -- bucket: interleaving/teams with the same parameters (one definition). Bucketed, DuckDB
+    -- stores it once as a table for all buckets: this join of every page is what the
+    -- buckets avoid
     SELECT experiment, team FROM {{teams_table}}
-    {{/bucketed}}
-    {{^bucketed}}
-    SELECT DISTINCT s.experiment, r.team
-    FROM searches AS s
-    JOIN results AS r ON r.search_id = s.search_id
-    WHERE (CAST($experiment AS VARCHAR) IS NULL
-           OR CAST(s.experiment AS VARCHAR) = CAST($experiment AS VARCHAR))
-      AND (CAST($win_start AS TIMESTAMP) IS NULL OR s.ts >= CAST($win_start AS TIMESTAMP))
-      AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
-      AND r.team IS NOT NULL
-    {{/bucketed}}
 ),
 pairs AS (
     SELECT a.experiment, a.team AS team_a, b.team AS team_b

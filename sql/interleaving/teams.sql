@@ -1,8 +1,8 @@
 -- name: interleaving/teams
--- computes: the teams of each experiment's interleaved pages in the window: the teams CTE of
---   interleaving/page_outcomes as a query of its own, which DuckDB stores once as a table
---   when it reads the page outcomes in buckets (its switch bucketed). Python wrapper:
---   onlineeval.interleaving.outcomes.page_outcomes.
+-- computes: the teams of each experiment's interleaved pages in the window, which
+--   interleaving/page_outcomes pairs (its teams CTE reads this relation: a view, or a table
+--   DuckDB stores once when it reads the page outcomes in buckets, switch bucketed). Python
+--   wrapper: onlineeval.interleaving.outcomes.page_outcomes.
 -- grain: one row per (experiment, team)
 -- params: experiment, win_start, win_end
 -- identifiers: none
