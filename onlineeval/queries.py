@@ -315,6 +315,11 @@ def available() -> list[str]:
     return sorted(str(p.relative_to(base).with_suffix("")) for p in base.rglob("*.sql"))
 
 
+def _variable(view: str, key: str) -> str:
+    """The session variable holding the bound parameter ``key`` of the view ``view``."""
+    return f"{view}__{key}"
+
+
 def create(con: Any, name: str, sql: str, *, table: bool = False,
            params: dict[str, Any] | None = None) -> str:
     """Store the rendered query ``sql`` as the temporary view (or, with ``table``, table)
@@ -333,10 +338,8 @@ def create(con: Any, name: str, sql: str, *, table: bool = False,
     if table:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {quote_ident(name)} AS {sql}", params)
         return name
-    names = {}
-    for key, value in params.items():
-        names[key] = f"{name}__{key}"
-        con.execute(f"SET VARIABLE {quote_ident(names[key])} = $value", {"value": value})
+    names = {key: _variable(name, key) for key in params}
+    set_view_parameters(con, name, **params)
 
     def variable(m: re.Match[str]) -> str:
         if m.group(1) not in names:
@@ -364,7 +367,7 @@ def set_view_parameters(con: Any, name: str, **params: Any) -> None:
     """Bind new values to parameters of the view ``name`` made by :func:`create` (DuckDB):
     its next reads answer for them."""
     for key, value in params.items():
-        con.execute(f"SET VARIABLE {quote_ident(f'{name}__{key}')} = $value", {"value": value})
+        con.execute(f"SET VARIABLE {quote_ident(_variable(name, key))} = $value", {"value": value})
 
 
 def drop_table(con: Any, name: str) -> None:
@@ -377,7 +380,7 @@ def view_parameters(con: Any, name: str, keys: Sequence[str]) -> dict[str, Any]:
     :func:`create` (None for a key it did not bind): what the view currently answers for."""
     if _other_engine(con):
         return con.view_parameters(name, keys)
-    names = [f"{name}__{key}" for key in keys]
+    names = [_variable(name, key) for key in keys]
     row = con.execute("SELECT " + ", ".join(f"getvariable(${i + 1})" for i in range(len(names))),
                       names).fetchone()
     return dict(zip(keys, row, strict=True))

@@ -624,31 +624,22 @@ def _interleaving(ro: Any) -> str:
         return _note("No interleaving log for this experiment.")
     k = slug(name_of(ro)) + "/interleaving"
     header = ["Δ_AB of the treatment", "estimate [CI]", "p", "units", "test"]
-    res = il.result
-    rows = [[text_cell("pages pooled"),
-             estimate_cell(res.estimate, res.ci_low, res.ci_high, "delta", k + "/estimate"),
-             num_cell(res.p_value, "p", k + "/p_value"),
-             num_cell(res.n, "count", k + "/n", f" {res.unit}s"), prose_cell(res.test)]]
+    def row(label: Any, res: Any, key: str) -> list[Any]:
+        # one comparison result: its estimate [CI], p, units and test
+        return [label, estimate_cell(res.estimate, res.ci_low, res.ci_high, "delta",
+                                     key + "/estimate"),
+                num_cell(res.p_value, "p", key + "/p_value"),
+                num_cell(res.n, "count", key + "/n", f" {res.unit}s"), prose_cell(res.test)]
+
+    rows = [row(text_cell("pages pooled"), il.result, k)]
     if il.per_query is not None:
-        q = il.per_query
-        rows.append([Cell(f"mean per-query Δ_q<br>({num(il.n_queries, 'count', k + '/n_queries')}"
-                          " queries)", 16),
-                     estimate_cell(q.estimate, q.ci_low, q.ci_high, "delta",
-                                   k + "/per_query/estimate"),
-                     num_cell(q.p_value, "p", k + "/per_query/p_value"),
-                     num_cell(q.n, "count", k + "/per_query/n", f" {q.unit}s"),
-                     prose_cell(q.test)])
+        rows.append(row(Cell(f"mean per-query Δ_q<br>({num(il.n_queries, 'count', k + '/n_queries')}"
+                             " queries)", 16), il.per_query, k + "/per_query"))
     ev = il.event_credit
     if ev is not None:
-        e = ev.result
-        rows.append([Cell(f"credited by {html.escape(ev.credit)} events<br>("
-                          f"{num(ev.impressions_with_events, 'count', k + '/events/pages')} "
-                          "pages)", 16),
-                     estimate_cell(e.estimate, e.ci_low, e.ci_high, "delta",
-                                   k + "/events/estimate"),
-                     num_cell(e.p_value, "p", k + "/events/p_value"),
-                     num_cell(e.n, "count", k + "/events/n", f" {e.unit}s"),
-                     prose_cell(e.test)])
+        rows.append(row(Cell(f"credited by {html.escape(ev.credit)} events<br>("
+                             f"{num(ev.impressions_with_events, 'count', k + '/events/pages')} "
+                             "pages)", 16), ev.result, k + "/events"))
     out = [f"<p>Treatment team <b>{html.escape(il.treatment_team)}</b> against control team "
            f"<b>{html.escape(il.control_team)}</b>: wins "
            f"{num(il.wins, 'count', k + '/wins')}, losses "
@@ -658,7 +649,7 @@ def _interleaving(ro: Any) -> str:
            f"{html.escape(str(il.winner or 'none'))}.</p>",
            table(header, rows),
            _note(f"Δ_AB &gt; 0: the treatment won (wins, losses and ties are the treatment's). "
-                 f"{SPELL['level'](res.ci_level)} intervals. Each row says its test and the "
+                 f"{SPELL['level'](il.result.ci_level)} intervals. Each row says its test and the "
                  "independent units it rests on; the second averages the per-query Δ_q over the "
                  "queries with a decided page.")]
     s = il.sensitivity
