@@ -13,9 +13,11 @@ its false-positive rate, reported with a Clopper–Pearson interval over the spl
 - ``sequential, any look``: the confidence sequence acted on at the first look below
   ``alpha``; at most ``alpha`` up to its asymptotic approximation.
 
-The per-unit cumulative sums by day are those of the effect over time
-(``sql/ab/over_time_units.sql``, fetched through ``sql/ab/aa_unit_days.sql``: one row per unit
-and day). The re-randomisation is done in Python, so no engine-specific hash function enters
+The per-unit cumulative sums by day (or hour) are those of the effect over time
+(``sql/ab/over_time_units.sql``, fetched through ``sql/ab/aa_unit_days.sql`` in one query: one
+row per unit and day, or hour). With CUPED each row also carries the unit's pre-period
+covariates, and both tests are CUPED's (:mod:`onlineeval.stats.cuped`) with theta estimated
+from the split's units at each look, as the sequential readout does. The re-randomisation is done in Python, so no engine-specific hash function enters
 the SQL: a unit's 64-bit BLAKE2b hash of its text, XOR a per-split salt drawn from ``seed``,
 through the SplitMix64 finaliser; the top bit picks the pseudo-arm. Everything about a split
 is then sums over units (matrix products), a few per look.
@@ -34,9 +36,10 @@ from scipy import stats as sps
 from onlineeval import queries
 from onlineeval.abtest.metrics import ABMetric
 from onlineeval.abtest.over_time import over_time_units
-from onlineeval.abtest.readout import plain_test
+from onlineeval.abtest.readout import plain_test, plain_test_name
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
+from onlineeval.stats.cuped import cuped_compare
 from onlineeval.stats.moments import Moments
 from onlineeval.stats.results import TwoArmStats
 from onlineeval.stats.sequential import confidence_sequence, look_indices, optimal_rho2
@@ -76,29 +79,30 @@ def clopper_pearson(k: int, n: int, level: float = RATE_LEVEL) -> tuple[float, f
     return float(ci.low), float(ci.high)
 
 
-def _arm_moments(w: np.ndarray, present: np.ndarray, x: np.ndarray, y: np.ndarray,
-                 ) -> tuple[Moments, np.ndarray]:
-    """Moments of ``(x, y)`` over the units weighted 1 by ``w`` (splits x units), per day,
-    and the units with a nonzero denominator; ``x``, ``y`` centred per day (units x days)."""
+def _arm_moments(w: np.ndarray, present: np.ndarray, columns: list[np.ndarray],
+                 den: np.ndarray) -> tuple[Moments, np.ndarray]:
+    """Moments of the per-unit ``columns`` (each units x looks, centred per look) over the
+    units weighted 1 by ``w`` (splits x units), per look, and the units with a nonzero
+    denominator ``den`` (not centred: centring would count units whose value is the mean)."""
     n = w @ present
-    sx, sy = w @ x, w @ y
-    sxx, syy, sxy = w @ (x * x), w @ (y * y), w @ (x * y)
+    k = len(columns)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mx, my = sx / n, sy / n
-        vx = (sxx - n * mx * mx) / (n - 1)
-        vy = (syy - n * my * my) / (n - 1)
-        cxy = (sxy - n * mx * my) / (n - 1)
-    few = n < 2
-    vx, vy, cxy = (np.where(few, np.nan, v) for v in (vx, vy, cxy))
-    mean = np.stack([mx, my], axis=-1)
-    cov = np.stack([np.stack([vx, cxy], axis=-1), np.stack([cxy, vy], axis=-1)], axis=-2)
-    return Moments(n, mean, cov), w @ (present * (y != 0))
+        mean = np.stack([(w @ v) / n for v in columns], axis=-1)
+        cov = np.empty((*n.shape, k, k))
+        for i in range(k):
+            for j in range(i, k):
+                cross = w @ (columns[i] * columns[j])
+                cov[..., i, j] = cov[..., j, i] = (
+                    (cross - n * mean[..., i] * mean[..., j]) / (n - 1))
+    cov = np.where((n < 2)[..., None, None], np.nan, cov)
+    return Moments(n, mean, cov), w @ (present * (den != 0))
 
 
 @dataclass(frozen=True)
 class UnitDays:
     """Each unit's cumulative ``x``, ``y`` at the looks (units x looks; 0 where the unit was
-    not yet exposed, ``present`` 1 where it was)."""
+    not yet exposed, ``present`` 1 where it was) and, with CUPED, its pre-period covariates
+    ``pre`` (units x 3: ``px, py, h`` of ``sql/ab/over_time_units.sql``)."""
 
     units: np.ndarray
     variants: np.ndarray
@@ -106,6 +110,7 @@ class UnitDays:
     present: np.ndarray
     x: np.ndarray
     y: np.ndarray
+    pre: np.ndarray | None = None
 
     @classmethod
     def of(cls, per_unit: pd.DataFrame, looks: Any) -> UnitDays:
@@ -119,66 +124,76 @@ class UnitDays:
         y[unit_codes, day_codes] = per_unit["y"].to_numpy(dtype=float)
         variants = np.empty(len(unit_names), dtype=object)
         variants[unit_codes] = per_unit["variant"].to_numpy()
+        pre = None
+        if "px" in per_unit.columns:
+            # the pre-period is the same on every row of a unit
+            pre = np.zeros((len(unit_names), 3))
+            pre[unit_codes] = per_unit[["px", "py", "h"]].to_numpy(dtype=float)
         idx = look_indices(len(days), looks)
         return cls(np.asarray(unit_names), variants, [days[i] for i in idx],
-                   present[:, idx], x[:, idx], y[:, idx])
+                   present[:, idx], x[:, idx], y[:, idx], pre)
 
 
 def split_tests(metric: ABMetric, cube: UnitDays, treat: np.ndarray,
                 alpha: float) -> TwoArmStats:
     """The readout's test at every look of every split (``treat``: splits x units, 1 for the
-    pseudo-treatment): arrays of shape ``(splits, looks)``."""
-    present, x, y = cube.present, cube.x, cube.y
+    pseudo-treatment): arrays of shape ``(splits, looks)``. With the cube's pre-period
+    covariates, CUPED's comparison with theta estimated at each look
+    (:func:`onlineeval.abtest.over_time.cuped_arm_stats` on the split)."""
+    present = cube.present
+    columns = [cube.x, cube.y]
+    if cube.pre is not None:
+        columns += [cube.pre[:, [j]] * present for j in range(3)]
     # centred per look so the sums of squares do not cancel; the means are added back
     with np.errstate(invalid="ignore", divide="ignore"):
-        cx = x.sum(axis=0) / present.sum(axis=0)
-        cy = y.sum(axis=0) / present.sum(axis=0)
-    xc, yc = (x - cx) * present, (y - cy) * present
+        centres = [v.sum(axis=0) / present.sum(axis=0) for v in columns]
+    centred = [(v - c) * present for v, c in zip(columns, centres, strict=True)]
     arms = []
     for w in (1.0 - treat, treat):
-        m, n_den = _arm_moments(w, present, xc, yc)
-        mean = m.mean + np.stack([np.broadcast_to(cx, m.n.shape),
-                                  np.broadcast_to(cy, m.n.shape)], axis=-1)
+        m, n_den = _arm_moments(w, present, centred, cube.y)
+        mean = m.mean + np.stack([np.broadcast_to(c, m.n.shape) for c in centres], axis=-1)
         arms.append((Moments(m.n, mean, m.cov), n_den))
     (mc, dc), (mt, dt) = arms
-    return plain_test(metric, mc, mt, alpha, dc, dt)
+    if cube.pre is None:
+        return plain_test(metric, mc, mt, alpha, dc, dt)
+    return cuped_compare(mc, mt, num=0, den=1, pre_num=2, pre_den=3, has_pre=4, alpha=alpha,
+                         units_c=dc, units_t=dt, test=plain_test_name(metric)).comparison
 
 
 def aa_test(
     logs: Any, metrics: Any = "ctr", splits: int = 500, looks: Any = "day",
     alpha: float = 0.05, seed: int = 0, *, experiment: str | None = None,
-    unit: str = "user_id", start: Any = None, end: Any = None,
+    unit: str = "user_id", start: Any = None, end: Any = None, pre_period: Any = None,
+    cuped: bool | None = None,
 ) -> pd.DataFrame:
     """False-positive rates of the fixed-horizon and sequential tests on salted A/A splits.
 
-    ``looks`` as :func:`onlineeval.sequential_readout` (``"day"`` or a number of looks
-    spread over the days). The sequence is tuned for the units of the last look
-    (:func:`~onlineeval.stats.sequential.optimal_rho2`). Returns one row per metric and
-    procedure (:data:`PROCEDURES`): ``looks``, ``splits``, ``false_positives`` (splits with
-    a p-value below ``alpha`` at a look the procedure reads), ``fpr`` and its
+    ``looks`` as :func:`onlineeval.sequential_readout`: ``"day"``, ``"hour"`` (every hour
+    from the first exposure's to the last's) or a number of looks spread over the days.
+    ``pre_period`` and ``cuped`` as there: both tests are then CUPED's at every look, theta
+    estimated from each split's units at that look. The sequence is tuned for the units of
+    the last look (:func:`~onlineeval.stats.sequential.optimal_rho2`). Returns one row per
+    metric and procedure (:data:`PROCEDURES`): ``looks``, ``splits``, ``false_positives``
+    (splits with a p-value below ``alpha`` at a look the procedure reads), ``fpr`` and its
     Clopper–Pearson ``ci_low``/``ci_high`` (95%), ``alpha``. ``attrs``: units, rho2 per
-    metric, seed, experiment, unit.
+    metric, seed, experiment, unit, looks, cuped.
     """
     alpha = check_level(alpha)
     if isinstance(splits, bool) or not isinstance(splits, int | np.integer) or splits < 1:
         raise InvalidParameterError(f"splits must be a positive whole number; got {splits!r}")
-    if looks == "hour":
-        raise InvalidParameterError(
-            "the A/A harness reads daily looks (looks='day' or a number of looks); hourly "
-            "looks are for the sequential readout"
-        )
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")
     salts = np.random.default_rng(seed).integers(
         0, np.iinfo(np.uint64).max, size=splits, dtype=np.uint64, endpoint=True)
-    rows, tuned, n_units, experiment_name = [], {}, {}, experiment
+    rows, tuned, n_units, experiment_name, with_cuped = [], {}, {}, experiment, False
     for name in names:
         prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
-                               end=end, cumulative=True)
-        experiment_name = prep.params["experiment"]
+                               end=end, cumulative=True, hourly=looks == "hour",
+                               pre_period=pre_period, cuped=cuped)
+        experiment_name, with_cuped = prep.params["experiment"], prep.window.cuped
         q = queries.load("ab/aa_unit_days")
-        per_unit = prep.con.execute(q.render(rows=[prep.view])).df()
+        per_unit = prep.con.execute(q.render(rows=[prep.view], cuped=with_cuped)).df()
         if per_unit.empty:
             raise SchemaError(prep.empty_message)
         cube = UnitDays.of(per_unit, looks)
@@ -206,5 +221,5 @@ def aa_test(
     frame = pd.DataFrame(rows)[list(COLUMNS)]
     frame.attrs.update({"units": n_units, "rho2": tuned, "seed": seed,
                         "experiment": experiment_name, "unit": unit, "looks": looks,
-                        "rate_level": RATE_LEVEL})
+                        "rate_level": RATE_LEVEL, "cuped": with_cuped})
     return frame

@@ -19,22 +19,33 @@ import pyarrow as pa
 
 from onlineeval import queries
 from onlineeval.abtest.metrics import ABMetric, is_outcome, usable
-from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test
+from onlineeval.abtest.readout import MIN_UNITS, check_min_units, plain_test, plain_test_name
 from onlineeval.abtest.units import (
     analysis_window,
     check_arms,
     exposure_rows,
     moments_of,
+    parse_pre_period,
     unit_sums_query,
     xy_moments_of_view,
 )
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
 from onlineeval.logs.coerce import as_logs
+from onlineeval.stats.cuped import CupedComparison, cuped_compare
+from onlineeval.stats.moments import Moments
 from onlineeval.stats.results import RESULT_COLUMNS, TwoArmStats, comparison_frame
 
 #: the two readings of "over time" (``by``)
 BY = ("day", "exposure_day")
+
+#: prefix of the views of the per-unit rows (exposure_rows names the unit sums' view
+#: ``<prefix>_unit_rows``: the pre-period rows CUPED reads)
+_NAME = "ab_over_time"
+
+#: the per-unit columns of ``sql/ab/over_time_units.sql`` with cuped, in the order
+#: :func:`onlineeval.stats.cuped.cuped_compare` reads them (num, den, pre_num, pre_den, has_pre)
+CUPED_COLUMNS = ("x", "y", "px", "py", "h")
 
 #: result columns after the lead (metric, variant, day or days_since_exposure, values)
 EXTRA = ("rel_diff", "rel_ci_low", "rel_ci_high", "df", "enough_units")
@@ -118,11 +129,14 @@ class OverTimeUnits:
 def over_time_units(
     logs: Any, metric: str, *, experiment: str | None, unit: str, start: Any, end: Any,
     cumulative: bool, arms: tuple[str, str] | None = None, hourly: bool = False,
+    pre_period: Any = None, cuped: bool | None = None,
 ) -> OverTimeUnits:
     """One metric's per-unit ``(unit, variant, key, x, y)`` rows by day as a DuckDB view:
     the one definition of the sums by day that the effect over time, the sequential readout
     and the A/A harness read (``arms``: the two variants that must exist, if checked;
-    ``hourly``: cumulative by hour instead, ``key`` the hour's start)."""
+    ``hourly``: cumulative by hour instead, ``key`` the hour's start). ``pre_period`` and
+    ``cuped`` as for :func:`onlineeval.abtest` (cumulative only): the rows then also carry
+    each unit's CUPED covariates ``px, py, h`` (``sql/ab/over_time_units.sql``)."""
     logs = as_logs(logs)
     chosen = usable(logs, metric)
     if not logs.has("searches", "ts"):
@@ -130,20 +144,23 @@ def over_time_units(
             f"the effect over time needs search timestamps, but the log {logs.source} has no "
             "searches.ts column"
         )
-    window = analysis_window(start, end)
+    window = analysis_window(start, end, parse_pre_period(pre_period), cuped)
+    if window.cuped and not cumulative:
+        raise InvalidParameterError("CUPED over time is for the cumulative effect (by='day')")
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window, daily=True,
                                          hourly=hourly, outcomes=is_outcome(chosen))
     if arms is not None:
         arms = check_arms(logs, known, *arms)
     con = logs.con
-    rows, excluded = exposure_rows(con, "ab_over_time", sql, params)
+    rows, excluded = exposure_rows(con, _NAME, sql, params)
     q = queries.load("ab/over_time_units")
     per_unit = chosen.kind == "mean"
     calendar = "ab_over_time_calendar"  # read by the view below: stays registered
     con.register(calendar, _calendar(con, hourly))
     text = q.render(unit_rows=[rows], num=[chosen.num],
                     den=[chosen.num if per_unit else chosen.den], calendar=[calendar],
-                    cumulative=cumulative, per_unit=per_unit)
+                    cumulative=cumulative, per_unit=per_unit, cuped=window.cuped,
+                    pre_rows=[f"{_NAME}_unit_rows"])
     view = queries.create(con, "ab_over_time_units", text)
     empty = ("the experiment has no exposures"
              f"{'' if start is None and end is None else ' in the window'}")
@@ -171,7 +188,49 @@ def arm_stats(
 ) -> tuple[list[Any], pd.DataFrame, pd.DataFrame, TwoArmStats]:
     """Each arm's moments per key (``sql/ab/xy_moments.sql``: a few rows per day reach
     Python) and the readout's test at every key."""
-    moments = xy_moments_of_view(prep.con, prep.view)
+    days, c, t = _arms_by_key(prep, xy_moments_of_view(prep.con, prep.view), control,
+                              treatment)
+    stats = plain_test(prep.metric, moments_of(c), moments_of(t), alpha,
+                       c["n_den"].to_numpy(dtype=float), t["n_den"].to_numpy(dtype=float))
+    return days, c, t, stats
+
+
+def cuped_arm_stats(
+    prep: OverTimeUnits, control: str, treatment: str, alpha: float,
+) -> tuple[list[Any], pd.DataFrame, pd.DataFrame, CupedComparison]:
+    """:func:`arm_stats` with CUPED (``prep`` made with ``cuped``): each arm's moments of
+    :data:`CUPED_COLUMNS` per key (``sql/ab/cuped_moments.sql``, one query for every key) and
+    the readout's CUPED comparison at every key, theta estimated from the units of that key
+    alone (:func:`onlineeval.stats.cuped.cuped_compare`, vectorised over the keys)."""
+    cols = list(CUPED_COLUMNS)
+    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i:]]
+    q = queries.load("ab/cuped_moments")
+    raw = prep.con.execute(q.render(rows=[prep.view], means=cols, pairs=pairs)).fetchall()
+    names = ["variant", "key", *(f"mean_{c}" for c in cols),
+             *(f"cov_{a}_{b}" for a, b in pairs), "n", "n_den"]
+    days, c, t = _arms_by_key(prep, pd.DataFrame(raw, columns=names), control, treatment)
+
+    def moments(arm: pd.DataFrame) -> Moments:
+        index = {c: i for i, c in enumerate(cols)}
+        mean = arm[[f"mean_{c}" for c in cols]].to_numpy(dtype=float)
+        cov = np.empty((len(arm), len(cols), len(cols)))
+        for a, b in pairs:
+            values = arm[f"cov_{a}_{b}"].to_numpy(dtype=float)
+            cov[:, index[a], index[b]] = cov[:, index[b], index[a]] = values
+        return Moments(arm["n"].to_numpy(dtype=float), mean, cov)
+
+    res = cuped_compare(
+        moments(c), moments(t), num=0, den=1, pre_num=2, pre_den=3, has_pre=4, alpha=alpha,
+        units_c=c["n_den"].to_numpy(dtype=float), units_t=t["n_den"].to_numpy(dtype=float),
+        test=plain_test_name(prep.metric))
+    return days, c, t, res
+
+
+def _arms_by_key(
+    prep: OverTimeUnits, moments: pd.DataFrame, control: str, treatment: str,
+) -> tuple[list[Any], pd.DataFrame, pd.DataFrame]:
+    """The keys of ``moments`` (rows per variant and key) in order and each arm's rows at
+    every key; an error when there are none or an arm has no unit at any key."""
     days = sorted(moments["key"].unique())
     if not days:
         raise SchemaError(prep.empty_message)
@@ -180,9 +239,7 @@ def arm_stats(
     if not (c["n"] > 0).any() or not (t["n"] > 0).any():
         empty = control if not (c["n"] > 0).any() else treatment
         raise SchemaError(f"variant {empty!r} has 0 units in the analysed period")
-    stats = plain_test(prep.metric, moments_of(c), moments_of(t), alpha,
-                       c["n_den"].to_numpy(dtype=float), t["n_den"].to_numpy(dtype=float))
-    return days, c, t, stats
+    return days, c, t
 
 
 def _arm(moments: pd.DataFrame, variant: str, days: list[Any]) -> pd.DataFrame:

@@ -124,7 +124,7 @@ def _compare(
         res = cuped_compare(
             Moments.from_units(c[:, cols]), Moments.from_units(t[:, cols]),
             num=0, den=1, pre_num=2, pre_den=3, has_pre=4, alpha=alpha,
-            units_c=units_c, units_t=units_t, test=WELCH_T if is_mean else DELTA_T,
+            units_c=units_c, units_t=units_t, test=plain_test_name(metric),
         )
         if bool(res.applied):
             return res.comparison, float(res.variance_reduction), None
@@ -140,6 +140,11 @@ def _compare(
     mc = Moments.from_units(c[:, [num, den]])
     mt = Moments.from_units(t[:, [num, den]])
     return plain_test(metric, mc, mt, alpha, units_c, units_t), float("nan"), None
+
+
+def plain_test_name(metric: ABMetric) -> str:
+    """The name of :func:`plain_test`'s test for ``metric`` (CUPED's result adds to it)."""
+    return WELCH_T if metric.kind == "mean" else DELTA_T
 
 
 def plain_test(

@@ -36,6 +36,28 @@ def add_window_arguments(parser: argparse.ArgumentParser, what: str) -> None:
                         "of 2026-01-18)")
 
 
+def add_cuped_arguments(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """``--cuped`` and ``--pre-period``: the API's ``cuped`` and ``pre_period`` (read back with
+    :func:`cuped_of` and :func:`pre_period_of`)."""
+    parser.add_argument("--cuped", action="store_true",
+                        help="CUPED with each unit's searches before its first exposure as "
+                        f"the pre-period (with --start: everything before --start){note}")
+    parser.add_argument("--pre-period", default=None, nargs="+", metavar="START,END",
+                        help="CUPED with the experiment starting at END (as --start END) and "
+                        "pre-period searches from START on, given as START,END or START END; "
+                        f"or one timestamp, the experiment start{note}")
+
+
+def cuped_of(args: argparse.Namespace) -> bool | None:
+    """``--cuped`` as the API's ``cuped`` (None when not given: the pre-period decides)."""
+    return True if args.cuped else None
+
+
+def pre_period_of(args: argparse.Namespace) -> str | None:
+    """``--pre-period`` as the API's ``pre_period`` text."""
+    return ",".join(args.pre_period) if args.pre_period else None
+
+
 def parse_split(text: str | None) -> dict[str, float] | None:
     """``"control=0.5,treatment=0.5"`` -> ``{"control": 0.5, "treatment": 0.5}``."""
     if text is None:

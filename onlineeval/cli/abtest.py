@@ -10,9 +10,12 @@ import warnings
 import pandas as pd
 
 from onlineeval.cli._experiment_args import (
+    add_cuped_arguments,
     add_log_arguments,
     add_window_arguments,
+    cuped_of,
     parse_split,
+    pre_period_of,
 )
 from onlineeval.cli._logs import load
 from onlineeval.cli._output import add_format_argument, emit
@@ -37,13 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="treatment variant (read like --control); repeat or separate by "
                         "commas for A/B/n (default: every other variant)")
     add_window_arguments(parser, "exposures")
-    parser.add_argument("--cuped", action="store_true",
-                        help="CUPED with each unit's searches before its first exposure as "
-                        "the pre-period (with --start: everything before --start)")
-    parser.add_argument("--pre-period", default=None, nargs="+", metavar="START,END",
-                        help="CUPED with the experiment starting at END (as --start END) and "
-                        "pre-period searches from START on, given as START,END or START END; "
-                        "or one timestamp, the experiment start")
+    add_cuped_arguments(parser)
     parser.add_argument("--alpha", type=float, default=0.05, help="level (default 0.05)")
     parser.add_argument("--correction", default="holm", choices=list(CORRECTIONS),
                         help="multiple-testing correction across metrics x treatments "
@@ -87,12 +84,12 @@ def run(args: argparse.Namespace) -> int:
             logs, control=from_text(logs, args.control), treatment=treatment,
             metrics=args.metrics,
             unit=args.unit, alpha=args.alpha, correction=args.correction,
-            pre_period=",".join(args.pre_period) if args.pre_period else None,
+            pre_period=pre_period_of(args),
             experiment=args.experiment, test=args.test,
             expected_split=None if split is None else {
                 from_text(logs, k): v for k, v in split.items()}, srm_alpha=args.srm_alpha,
             bootstrap_reps=args.bootstrap_reps, seed=args.seed, start=args.start,
-            end=args.end, cuped=True if args.cuped else None, min_units=args.min_units,
+            end=args.end, cuped=cuped_of(args), min_units=args.min_units,
         )
     srm = df.attrs["srm"]
     for w in caught:

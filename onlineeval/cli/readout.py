@@ -7,7 +7,13 @@ import json
 import sys
 from typing import Any
 
-from onlineeval.cli._experiment_args import add_window_arguments, parse_split
+from onlineeval.cli._experiment_args import (
+    add_cuped_arguments,
+    add_window_arguments,
+    cuped_of,
+    parse_split,
+    pre_period_of,
+)
 from onlineeval.cli._logs import add_event_arguments, add_mapping_arguments, load
 from onlineeval.cli._output import add_format_argument
 
@@ -92,6 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--looks", default="day", metavar="day|hour|N",
                         help="with --sequential: read every calendar day (default), every "
                         "hour or N looks spread evenly over the days")
+    add_cuped_arguments(parser, "; with --sequential, at every look (A/B logs)")
     add_format_argument(parser)
 
 
@@ -117,7 +124,7 @@ def _sequential(args: argparse.Namespace) -> int:
     frame = sequential_readout(
         logs, control, treatment, metrics, looks=looks, alpha=args.alpha,
         experiment=args.experiment, start=args.start, end=args.end, design=args.design,
-        expected_split=split)
+        expected_split=split, cuped=cuped_of(args), pre_period=pre_period_of(args))
     emit(frame, args.format, float_format="{:.4g}")
     return 0
 
@@ -158,6 +165,12 @@ def run(args: argparse.Namespace) -> int:
         return _sequential(args)
     from onlineeval.atomic import Output, fill
     from onlineeval.errors import InputError, InvalidParameterError
+
+    if args.cuped or args.pre_period:
+        raise InvalidParameterError(
+            "--cuped and --pre-period read out with --sequential here; for the fixed-horizon "
+            "CUPED readout use onlineeval abtest --cuped"
+        )
     from onlineeval.readout import readout
     from onlineeval.readout.text import csv_frame, render_text
 

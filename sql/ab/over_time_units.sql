@@ -7,8 +7,8 @@
 -- grain: one row per (unit, day) (cumulative: each day from the unit's first exposure day
 --   to the last exposure day)
 -- params: none
--- identifiers: unit_rows, num, den, calendar
--- switches: cumulative, per_unit
+-- identifiers: unit_rows, num, den, calendar, pre_rows
+-- switches: cumulative, per_unit, cuped
 -- unit_rows: a view of ab/exposure_rows over ab/unit_sums by exposure with $daily (the
 --   outcome rows of the analysed units: columns unit, variant, day, exposure_day and the
 --   per-unit sums).
@@ -26,8 +26,16 @@
 --   exposures only.
 -- hourly: with unit_rows made with $hourly (and a calendar of hours), the keys are hours:
 --   one row per hour instead of per day, key the hour's start, a TIMESTAMP.
+-- cuped: (with cumulative) add each unit's pre-period sums, read from pre_rows: the view of
+--   ab/unit_sums by exposure with $cuped that unit_rows was made from (its rows of period
+--   'pre': one per unit, the searches before the unit's first exposure). A unit's pre-period
+--   ends at its first exposure, so it is the same at every key the unit has a row for: what a
+--   look at that key already knows, never data from after it.
 -- outputs: unit, variant VARCHAR, key (the day: DATE when cumulative, else the INTEGER exposure
---   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator).
+--   day), x DOUBLE, y DOUBLE (the unit's numerator and denominator); with cuped, px, py
+--   DOUBLE (the same numerator and denominator over the unit's pre-period; with per_unit py
+--   is h) and h DOUBLE (1 when the unit has a pre-period row, else 0, with px = py = 0): the
+--   CUPED covariates of onlineeval.stats.cuped.
 WITH
 per_key AS (
     SELECT r.unit, r.variant,
@@ -55,6 +63,19 @@ unit_days AS (
     SELECT r.unit, r.variant, d.key, r.x, r.y
     FROM running AS r
     JOIN days AS d ON d.key >= r.since AND (r.until IS NULL OR d.key < r.until)
-){{/cumulative}}
-SELECT unit, variant, key, x, y
-FROM {{#cumulative}}unit_days{{/cumulative}}{{^cumulative}}per_key{{/cumulative}}
+){{/cumulative}}{{#cuped}},
+pre AS (
+    SELECT p.unit,
+        CAST(sum({{num:p.}}) AS DOUBLE) AS px,
+        {{#per_unit}}CAST(1 AS DOUBLE){{/per_unit}}
+        {{^per_unit}}CAST(sum({{den:p.}}) AS DOUBLE){{/per_unit}} AS py
+    FROM {{pre_rows}} AS p
+    WHERE p.period = 'pre'
+    GROUP BY p.unit
+){{/cuped}}
+SELECT u.unit, u.variant, u.key, u.x, u.y{{#cuped}},
+    coalesce(p.px, CAST(0 AS DOUBLE)) AS px,
+    coalesce(p.py, CAST(0 AS DOUBLE)) AS py,
+    CASE WHEN p.unit IS NULL THEN CAST(0 AS DOUBLE) ELSE CAST(1 AS DOUBLE) END AS h{{/cuped}}
+FROM {{#cumulative}}unit_days{{/cumulative}}{{^cumulative}}per_key{{/cumulative}} AS u
+{{#cuped}}LEFT JOIN pre AS p ON p.unit = u.unit{{/cuped}}

@@ -226,8 +226,6 @@ def test_hourly_looks_at_midnight_are_the_daily_looks(logs):
     # more looks: the running intersection is over more intervals, never wider
     assert (both["ci_low_h"] >= both["ci_low"] - 1e-15).all()
     assert (both["ci_high_h"] <= both["ci_high"] + 1e-15).all()
-    with pytest.raises(InvalidParameterError, match="daily looks"):
-        onlineeval.aa_test(logs, "ctr", splits=5, looks="hour", experiment=EXP)
 
 
 def test_hourly_looks_come_from_one_pass_too(counting_connection):
