@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval.errors import InputError, InvalidParameterError, UnknownNameError
+from onlineeval.errors import InputError, InvalidParameterError
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving._random import derived_generator
 from onlineeval.interleaving.significance import bootstrap_ci, delta_ab, sign_test, user_test
-from onlineeval.interleaving.teams import treatment_team
+from onlineeval.interleaving.teams import UnknownTeamError, treatment_team
 from onlineeval.levels import check_level
 from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult, comparison_frame
@@ -76,11 +76,6 @@ def _orient(stats: pd.DataFrame, team_a: str | None, control: str | None = None,
     for x, y in (("team_a", "team_b"), ("wins_a", "wins_b")):
         out.loc[flip, [x, y]] = stats.loc[flip, [y, x]].to_numpy()
     return out
-
-
-class UnknownTeamError(UnknownNameError, InvalidParameterError):
-    """``team_a`` names no team of the interleaved pages (a caller can add how to name the
-    teams, e.g. the study file's keys)."""
 
 
 def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int,

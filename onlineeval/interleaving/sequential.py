@@ -34,7 +34,7 @@ from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving.readout import _orient
 from onlineeval.interleaving.significance import UserTest, user_test
-from onlineeval.interleaving.teams import treatment_team
+from onlineeval.interleaving.teams import one_pair
 from onlineeval.levels import check_level
 from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.sequential import (
@@ -77,9 +77,12 @@ def sequential_interleaving(
             "searches.ts, which this log does not have; map a timestamp column to ts"
         )
     outcomes.page_outcomes(logs, experiment, start=start, end=end, hourly=hourly)
-    rows = _one_pair(_orient(outcomes.user_stats(logs, ["day"]), treatment, control,
-                             treatment_first=True), experiment, treatment, control)
-    exp, team_t, team_c = (rows[c].iloc[0] for c in ("experiment", "team_a", "team_b"))
+    rows = _orient(outcomes.user_stats(logs, ["day"]), treatment, control,
+                   treatment_first=True)
+    exp, team_t, team_c = one_pair(rows, experiment, treatment, control)[
+        ["experiment", "team_a", "team_b"]]
+    rows = rows[(rows["team_a"] == team_t) & (rows["team_b"] == team_c) & rows[
+        "experiment"].map(lambda v: v == exp or (pd.isna(v) and pd.isna(exp)))]
     no_day = rows["day"].isna().to_numpy()
     excluded = {"pages_without_ts": int(rows.loc[no_day, "impressions"].sum())}
     if excluded["pages_without_ts"]:
@@ -161,34 +164,3 @@ def preference_sequence(
     seq = confidence_sequence(np.array([r.estimate for r in tests]),
                               np.array([r.se for r in tests]), decided, alpha=alpha, rho2=r2)
     return tests, units, seq
-
-
-def _one_pair(rows: pd.DataFrame, experiment: str | None, treatment: str | None,
-              control: str | None) -> pd.DataFrame:
-    """The rows of the one comparison read out, the treatment as team A; an error naming
-    what to pass when the log holds several experiments or pairs or the treatment is
-    unknown."""
-    pairs = rows[["experiment", "team_a", "team_b"]].drop_duplicates()
-    found = sorted({str(e) for e in pairs["experiment"] if e is not None and not pd.isna(e)})
-    if experiment is None and len(found) > 1:
-        raise InvalidParameterError(
-            f"the interleaving log holds several experiments ({', '.join(found)}); name one "
-            "(experiment=, --experiment)"
-        )
-    if len(pairs) > 1:
-        pairs = pairs[pairs[["team_a", "team_b"]].isin([treatment, control]).any(axis=1)]
-        if len(pairs) != 1:
-            raise InvalidParameterError(
-                "the interleaved pages compare more than two teams (multileaving); name the "
-                "treatment and control teams (treatment=, control=; --treatment-team, "
-                "--control-team)"
-            )
-    exp, a, b = pairs.iloc[0]
-    if treatment_team(a, b, exp, treatment, control) != a:
-        raise InvalidParameterError(
-            f"which interleaved team is the treatment, {a!r} or {b!r}? Name it (treatment=, "
-            "--treatment-team; or name the experiment CONTROL_vs_TREATMENT)"
-        )
-    keep = (rows["team_a"] == a) & (rows["team_b"] == b) & rows["experiment"].map(
-        lambda v: v == exp or (pd.isna(v) and pd.isna(exp)))
-    return rows[keep]

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from onlineeval.errors import InvalidParameterError
 from onlineeval.readout.result import EventCredit, InterleavingSection, MetricRow, Sensitivity
 from onlineeval.stats.results import RESULT_COLUMNS, ComparisonResult
 
@@ -33,43 +32,15 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
     :mod:`onlineeval.interleaving.teams`; an error says how to name them). The log's pages
     are read once: the per-query variant and table reuse the readout's page outcomes."""
     from onlineeval.interleaving import interleaving_readout, outcomes
-    from onlineeval.interleaving.readout import UnknownTeamError, per_query_rows
-    from onlineeval.interleaving.teams import treatment_team
+    from onlineeval.interleaving.readout import per_query_rows
+    from onlineeval.interleaving.teams import one_pair
 
     common = dict(team_a=treatment, control=control, treatment_first=True, alpha=alpha,
                   n_resamples=n_resamples, seed=seed)
     pages = interleaving_readout(logs, experiment, start=start, end=end, **common)
-    found = sorted({str(e) for e in pages["experiment"] if e is not None})
-    if experiment is None and len(found) > 1:
-        raise InvalidParameterError(
-            f"the interleaving log holds several experiments ({', '.join(found)}); name one "
-            "(experiment=, --experiment)"
-        )
-    if pages.empty:
-        raise InvalidParameterError(
-            f"no interleaved page with a decided comparison for experiment {experiment!r}"
-        )
-    if len(pages) > 1:
-        pages = pages[pages[["team_a", "team_b"]].isin([treatment, control]).any(axis=1)]
-        if len(pages) != 1:
-            raise InvalidParameterError(
-                "the interleaved pages compare more than two teams (multileaving); name the "
-                "treatment and control teams (treatment_team=, control_team=)"
-            )
-    rec = pages.iloc[0]
+    rec = one_pair(pages, experiment, treatment, control)
     a, b = str(rec["team_a"]), str(rec["team_b"])
     exp = rec["experiment"]
-    for option, name in (("treatment_team", treatment), ("control_team", control)):
-        if name is not None and name not in (a, b):
-            raise UnknownTeamError(
-                f"{option} {name!r} is not a team of the interleaved pages of experiment "
-                f"{exp!r}; teams: {a}, {b}"
-            )
-    if treatment_team(a, b, exp, treatment, control) != a:
-        raise InvalidParameterError(
-            f"which interleaved team is the treatment, {a!r} or {b!r}? Name it "
-            "(treatment_team= / --treatment-team; or name the experiment CONTROL_vs_TREATMENT)"
-        )
     queries = per_query_rows(logs, **common)
     q = queries[(queries["team_a"] == a) & (queries["team_b"] == b)
                 & queries["experiment"].map(lambda v: v == exp)].iloc[0]

@@ -295,3 +295,34 @@ def test_anytime_coverage_of_a_known_preference():
         fixed += all(t.ci_low <= truth <= t.ci_high for t in tests)
     # seeded: 98.5%; the per-look t intervals hold it at every look in only 74.5% of runs
     assert covered / runs >= 0.95 and fixed / runs < 0.85
+
+
+def test_readout_and_sequential_readout_choose_the_pair_alike(logs):
+    """Both readouts pick the team pair with interleaving.teams.one_pair: the same error,
+    word for word, when the log holds several experiments or the treatment is not told."""
+    for kwargs in ({}, {"experiment": "s100_vs_s100"}):
+        messages = []
+        for read in (sequential_readout, onlineeval.readout):
+            with pytest.raises(InvalidParameterError) as info:
+                read(logs, **kwargs)
+            messages.append(str(info.value))
+        assert messages[0] == messages[1]
+    assert "several experiments" in messages[0] or "which interleaved team" in messages[0]
+
+
+def test_one_pair_errors_and_choice():
+    from onlineeval.interleaving.teams import UnknownTeamError, one_pair
+
+    rows = pd.DataFrame({"experiment": ["e", "e", "e"], "team_a": ["x", "y", "x"],
+                         "team_b": ["y", "z", "y"], "v": [1, 2, 3]})
+    with pytest.raises(InvalidParameterError, match="more than two teams .multileaving."):
+        one_pair(rows, None, None, None)
+    assert one_pair(rows, None, "x", None)["v"] == 1
+    with pytest.raises(UnknownTeamError, match="the control team 'z' is not a team"):
+        one_pair(rows.iloc[[0]], None, "x", "z")
+    with pytest.raises(InvalidParameterError, match="no interleaved page of experiment 'q'"):
+        one_pair(rows.iloc[:0], "q", None, None)
+    with pytest.raises(InvalidParameterError, match="which interleaved team"):
+        one_pair(rows.iloc[[1]], None, None, None)
+    named = pd.DataFrame({"experiment": ["c_vs_t"], "team_a": ["t"], "team_b": ["c"]})
+    assert one_pair(named, None, None, None)["team_a"] == "t"
