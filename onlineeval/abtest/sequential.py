@@ -3,7 +3,8 @@
 The looks are calendar days of the cumulative effect over time
 (:func:`onlineeval.abtest.effect_over_time`, ``by="day"``): one SQL pass per metric gives
 each arm's moments at every day (``sql/ab/over_time_units.sql`` then
-``sql/ab/xy_moments.sql``), however many looks are read. At each look the fixed-horizon
+``sql/ab/xy_moments.sql``; with CUPED ``sql/ab/cuped_moments.sql`` over the same rows with
+the units' pre-period covariates), however many looks are read. At each look the fixed-horizon
 estimate and standard error are the readout's (delta-method t for a ratio metric, Welch for a
 per-unit mean, clustered by the randomization unit); the always-valid interval and p-value are
 the normal-mixture asymptotic confidence sequence of :mod:`onlineeval.stats.sequential`
@@ -136,20 +137,22 @@ def sequential_readout(
     ``C_t - C_c`` has mean zero and by the law of the iterated logarithm is
     ``O(sqrt(log log n / n))`` almost surely, while ``theta_k - theta* -> 0``: the remainder
     is ``o(sqrt(log n / n))``, smaller than the sequence's width, and the standard error
-    converges as well. These are the conditions under which Waudby-Smith, Arbour, Sinha,
-    Kennedy & Ramdas ("Time-uniform central limit theory and asymptotic confidence
-    sequences", Annals of Statistics 52(6), 2024) show an estimate plus the
-    normal-mixture boundary is an asymptotic confidence sequence: the strong approximation
-    of the estimator by a sum of i.i.d. terms with an a.s. ``o(sqrt(log n / n))`` error.
-    Lindon, Ham, Tingley & Bojinov ("Anytime-valid linear models and regression adjusted
-    causal inference in randomized experiments", arXiv:2210.08589, 2022) reach the same
-    conclusion for regression adjustment with non-asymptotic Bayes-factor tests: adjusting
-    for pre-treatment covariates with a coefficient re-estimated at each look keeps the
-    anytime-valid guarantee and narrows the sequence by the share of variance the
-    covariates explain. Like the plain sequence, the guarantee is asymptotic: with very few
-    units per arm at the early looks ``theta_k`` is noisy and the first looks are the least
-    reliable (``tests/abtest/test_sequential_cuped.py`` checks the false-positive rate
-    under 14 daily looks on simulated A/A logs).
+    converges as well. This is the strong-approximation condition of the definition of an
+    asymptotic confidence sequence in Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas
+    ("Time-uniform central limit theory and asymptotic confidence sequences", Annals of
+    Statistics 52(6), 2613-2640, 2024, doi:10.1214/24-AOS2408): the boundaries approach
+    those of a sequence valid for the i.i.d. influence values almost surely, faster than the
+    width shrinks, so the normal-mixture sequence around ``delta_k`` is an asymptotic CS as
+    it is around the plain estimate. Lindon, Ham, Tingley & Bojinov ("Anytime-valid linear
+    models and regression adjusted causal inference in randomized experiments",
+    arXiv:2210.08589, 2022) treat regression adjustment with pre-treatment outcomes in
+    randomized experiments directly: sequential t-tests for the linear model's coefficients
+    (the adjusted estimator with its coefficients re-fitted at every sample size) and
+    heteroskedasticity-robust asymptotic confidence sequences for the treatment effect
+    without assuming the linear model. Like the plain sequence, the guarantee is
+    asymptotic: with few units per arm at the early looks ``theta_k`` is noisy and the
+    first looks are the least reliable (``tests/abtest/test_sequential_cuped.py`` checks
+    the false-positive rate under 14 daily looks on salted A/A splits of a simulated log).
     """
     alpha = check_level(alpha)
     srm_alpha = check_level(srm_alpha, "srm_alpha")
