@@ -196,20 +196,6 @@ def test_cli_is_the_api(logs, capsys):
     assert "--sequential" in capsys.readouterr().err
 
 
-def test_cuped_looks_come_from_one_pass(counting_connection):
-    def statements(window_end):
-        logs = onlineeval.load_logs(str(SAMPLE))
-        counting = counting_connection(logs.con)
-        logs.con = counting
-        frame = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP,
-                                   pre_period=PRE, end=window_end)
-        return counting.statements, len(frame)
-
-    few, n_few = statements("2026-01-12")
-    many, n_many = statements(None)
-    assert (n_few, n_many) == (2, 10) and few == many
-
-
 def test_no_pre_period_traffic_is_the_plain_sequence_and_warned(logs):
     plain = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP)
     with pytest.warns(UserWarning, match="CUPED not applied to ctr"):

@@ -97,12 +97,12 @@ def test_srm_columns_by_hand(logs):
                                np.minimum.accumulate(np.minimum(1, np.exp(-log_bf))), rtol=1e-9)
 
 
-def statements_for(counting_connection, window_end, looks):
+def statements_for(counting_connection, window_end, looks, **kwargs):
     logs = onlineeval.load_logs(str(SAMPLE))
     counting = counting_connection(logs.con)
     logs.con = counting
     frame = sequential_readout(logs, "control", "treatment", "ctr", experiment=EXP,
-                               end=window_end, looks=looks)
+                               end=window_end, looks=looks, **kwargs)
     return counting.statements, len(frame)
 
 
@@ -119,6 +119,15 @@ def test_all_looks_come_from_one_pass_whatever_their_number(counting_connection)
                        experiment=EXP)
     # and one pass per metric
     assert two_metrics.statements == 2 * many
+
+
+def test_cuped_looks_come_from_one_pass_too(counting_connection):
+    """CUPED (the sample from 2026-01-10 on, the days before as the pre-period): the same
+    statements for 2 looks as for 10."""
+    pre = "2026-01-05,2026-01-10"
+    few, n_few = statements_for(counting_connection, "2026-01-12", "day", pre_period=pre)
+    many, n_many = statements_for(counting_connection, None, "day", pre_period=pre)
+    assert (n_few, n_many) == (2, 10) and few == many
 
 
 def test_duckdb_guard_is_real(counting_connection):
