@@ -91,6 +91,9 @@ EXEMPT: dict[str, str] = {
     "onlineeval.abtest.over_time.arm_stats": "the shared step of effect_over_time and "
                                              "sequential_readout: receives the level they "
                                              "checked",
+    "onlineeval.abtest.over_time.cuped_arm_stats": "sequential_readout's CUPED step: "
+                                                   "receives the level it checked (and "
+                                                   "cuped_compare checks it again)",
     "onlineeval.readout.ab.ab_part": "readout's A/B step: receives the level readout checked",
     "onlineeval.readout.interleaved.interleaving_part":
         "readout's interleaving step: receives the level readout checked",
