@@ -166,9 +166,9 @@ def sequential_readout(
             )
         if cuped or pre_period is not None:
             raise InvalidParameterError(
-                "CUPED is for A/B logs: the interleaving preference compares two rankings "
-                "shown to the same user, so there is no between-arm variance for a "
-                "pre-period to remove; drop cuped and pre_period (--cuped, --pre-period)"
+                "CUPED is for A/B logs: its covariate is the metric before a unit's first "
+                "exposure, and a user has no interleaving preference before the "
+                "interleaved pages; drop cuped and pre_period (--cuped, --pre-period)"
             )
         return sequential_interleaving(logs, control, treatment, looks=looks, alpha=alpha,
                                        rho2=rho2, experiment=experiment, start=start,
