@@ -667,3 +667,26 @@ def test_take_from_a_chunked_column_keeps_the_order_of_the_rows():
         assert string_codes.take(col, rows).to_pylist() == [values[i] for i in rows]
     assert string_codes.take(col, np.array([True, False, False, True, False, True]))\
         .to_pylist() == ["a", "dé", "f"]
+
+
+@pytest.mark.parametrize("reader", ["read_qrels", "read_run"])
+def test_public_readers_read_under_the_hugepage_switch(tmp_path, monkeypatch, reader):
+    # the DataFrame path reads five columns into pandas; without the switch the kernel's
+    # huge-page compaction doubled its CPU time on the TREC-shaped bench (issue 15)
+    import onlineeval.offline.reading as reading
+    from onlineeval.offline.reading import arrow_reader
+
+    path = tmp_path / "f.txt"
+    path.write_text("q1 0 d1 1\n" if reader == "read_qrels" else "q1 Q0 d1 1 2.5 t\n")
+    seen = []
+    real = arrow_reader.read_regular
+    monkeypatch.setattr(arrow_reader, "read_regular",
+                        lambda *a, **k: seen.append(hugepages._advice_depth) or real(*a, **k))
+    setter = np._core.multiarray._set_madvise_hugepage
+    before = setter(True)
+    try:
+        frame = getattr(reading, reader)(path)
+        assert setter(True) is True                # restored afterwards
+    finally:
+        setter(before)
+    assert seen == [1] and len(frame) == 1
