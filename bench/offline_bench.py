@@ -515,7 +515,19 @@ def shape_worker(tool: str, entry: str, qrels_path: str, run_path: str, out_path
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
     t = time.perf_counter()
-    if tool == "floor":
+    if tool == "floor" and entry == "dicts":
+        # the least any evaluator of dicts does: walk both once into flat arrays (the keys
+        # of every inner dict into one list, the values into float64)
+        from array import array
+        from itertools import chain
+
+        for d in (qrels, run):
+            inner = list(d.values())
+            docnos = list(chain.from_iterable(inner))
+            values = np.frombuffer(array("d", chain.from_iterable(x.values() for x in inner)))
+            assert len(docnos) == len(values)
+        result = {"__floor__": True}
+    elif tool == "floor":
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
@@ -591,7 +603,7 @@ def bench_shapes(shapes: list[str], n_queries: int, entries: list[str], repeat: 
         load_before = os.getloadavg()
         runs: dict[tuple[str, str], list[dict]] = {}
         for round_no in range(repeat):
-            plan = [("floor", "paths")]
+            plan = [("floor", "paths")] + ([("floor", "dicts")] if "dicts" in entries else [])
             for entry in entries:
                 pair = [("pytrec_eval", "dicts" if entry == "dicts" else "paths"),
                         ("onlineeval", entry)]
@@ -647,6 +659,16 @@ def _shape_report(shape: str, qrels: Path, run: Path, runs: dict, entries: list[
             out.append(f"  floor (pyarrow read of both files, 3 columns each, child process "
                        f"start to exit): {floor:.2f} s; onlineeval paths = "
                        f"{paths / floor:.2f}x the floor")
+    dict_floor = med.get(("floor", "dicts"))
+    if dict_floor and ("onlineeval", "dicts") in med:
+        out.append(f"  dicts floor (walking both dicts once into flat arrays): {dict_floor:.2f} s; "
+                   f"onlineeval dicts = {med[('onlineeval', 'dicts')] / dict_floor:.2f}x, "
+                   f"pytrec_eval dicts = {med[('pytrec_eval', 'dicts')] / dict_floor:.2f}x the "
+                   f"floor")
+    cpu = {key: _median([r["cpu_s"] for r in rs]) for key, rs in runs.items()}
+    out.append("  CPU s (user + system of the whole child, median; not for dicts, whose child "
+               "builds the dicts first): "
+               + ", ".join(f"{k[0]} {k[1]} {v:.2f}" for k, v in cpu.items() if k[1] != "dicts"))
     out.append("  (seconds: median of the rounds; paths/frames = child process start to exit, "
                "dicts = the evaluation call with the dicts built; peak = largest of the rounds)")
     for key, rs in runs.items():

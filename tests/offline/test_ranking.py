@@ -623,3 +623,70 @@ def test_runs_written_in_score_order_rank_as_trec_eval(monkeypatch, chunk, ragge
     for rows in (ordered, [(q, d, s + 0.0 if s else -0.0) for q, d, s in ordered]):
         r = prepare(frame(qrels_rows, "rel"), frame(rows, "score"), keep_docnos=True)
         _assert_is_reference(r, qrels_rows, rows)
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_docnos_in_many_chunks_rank_and_match_as_trec_eval(tmp_path, monkeypatch, ragged):
+    # mostly distinct docnos stay plain text in pyarrow's chunks (one per read block); tie
+    # breaking and match confirmation pick rows from them chunk by chunk (string_codes.take)
+    import pyarrow as pa
+
+    from onlineeval.offline.reading import arrow_reader
+
+    qrels_rows, run_rows = _random_blocks(23, n_q=40, width=9, ragged=ragged)
+    run_rows = [(q, d + "-" + q, s) for q, d, s in run_rows]           # distinct docnos
+    qrels_rows = [(q, d if d.startswith("never") or q == "judged_only" else d + "-" + q, g)
+                  for q, d, g in qrels_rows]
+    run_rows = run_rows[::-1]                                  # blocks out of score order
+    qrels_path, run_path = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
+    run_path.write_text("".join(f"{q} Q0 {d} {i} {s!r} tag\n"
+                                for i, (q, d, s) in enumerate(run_rows)))
+    monkeypatch.setattr(arrow_reader, "BLOCK_SIZE", 512)
+    monkeypatch.setattr(grouped_sort, "_CHUNK_CELLS", 40)
+    calls = []
+    real = grouped_sort.rank_groups
+    monkeypatch.setattr(grouped_sort, "rank_groups", lambda *a: calls.append(1) or real(*a))
+    r = prepare(qrels_path, run_path, keep_docnos=True)
+    assert calls and isinstance(arrow_reader.read_regular(run_path, "run").docno,
+                                pa.ChunkedArray)
+    _assert_is_reference(r, qrels_rows, run_rows)
+
+
+def test_take_from_a_chunked_column_keeps_the_order_of_the_rows():
+    import pyarrow as pa
+
+    from onlineeval.offline.ranking import string_codes
+
+    col = pa.chunked_array([pa.array(["a", "b", "c"]), pa.array([], pa.string()),
+                            pa.array(["dé", "e"]), pa.array(["f"])])
+    values = col.to_pylist()
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 4, 20):
+        rows = rng.integers(0, len(values), n)
+        assert string_codes.take(col, rows).to_pylist() == [values[i] for i in rows]
+    assert string_codes.take(col, np.array([True, False, False, True, False, True]))\
+        .to_pylist() == ["a", "dé", "f"]
+
+
+@pytest.mark.parametrize("reader", ["read_qrels", "read_run"])
+def test_public_readers_read_under_the_hugepage_switch(tmp_path, monkeypatch, reader):
+    # the DataFrame path reads five columns into pandas; without the switch the kernel's
+    # huge-page compaction doubled its CPU time on the TREC-shaped bench (issue 15)
+    import onlineeval.offline.reading as reading
+    from onlineeval.offline.reading import arrow_reader
+
+    path = tmp_path / "f.txt"
+    path.write_text("q1 0 d1 1\n" if reader == "read_qrels" else "q1 Q0 d1 1 2.5 t\n")
+    seen = []
+    real = arrow_reader.read_regular
+    monkeypatch.setattr(arrow_reader, "read_regular",
+                        lambda *a, **k: seen.append(hugepages._advice_depth) or real(*a, **k))
+    setter = np._core.multiarray._set_madvise_hugepage
+    before = setter(True)
+    try:
+        frame = getattr(reading, reader)(path)
+        assert setter(True) is True                # restored afterwards
+    finally:
+        setter(before)
+    assert seen == [1] and len(frame) == 1

@@ -153,7 +153,7 @@ class DocnoKeys:
 
     def words(self, rows: np.ndarray) -> np.ndarray:
         """(len(rows), width // 8) uint64 words of the docnos of ``rows``."""
-        taken = sc.as_arrow(self.col).take(numpy_to_arrow(np.asarray(rows, dtype=np.int64)))
+        taken = sc.take(self.col, np.asarray(rows, dtype=np.int64))
         if isinstance(taken, pa.ChunkedArray):
             taken = taken.combine_chunks()
         if isinstance(taken, pa.DictionaryArray):
@@ -211,7 +211,7 @@ class DocnoKeys:
             if self._dictionary_rank is None:
                 self._dictionary_rank = sc.byte_rank(col.dictionary)
             return self._dictionary_rank[codes]
-        codes, uniq = sc.encode(col.take(numpy_to_arrow(np.asarray(rows, dtype=np.int64))))
+        codes, uniq = sc.encode(sc.take(col, np.asarray(rows, dtype=np.int64)))
         return sc.byte_rank(uniq)[codes]
 
     def rank_table(self) -> tuple[np.ndarray, np.ndarray] | None:

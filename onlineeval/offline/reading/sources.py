@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from onlineeval.offline.hugepages import no_hugepage_advice
 from onlineeval.offline.reading import arrow_reader
 from onlineeval.offline.reading.columns import Columns, unlabelled
 from onlineeval.offline.reading.fast_frames import frame_columns
@@ -29,6 +30,10 @@ QRELS_COLUMNS = ("qid", "docno", "rel")
 RUN_COLUMNS = ("qid", "docno", "rank", "score", "tag")
 
 
+# the public readers run under the engine's huge-page switch too: read in full (five columns
+# into a DataFrame) a 4M-line run faults in about 700 MB, and with the kernel's huge-page
+# compaction that cost 2.2-2.5 s CPU instead of 1.1-1.3 s (bench/README.md, issue 15)
+@no_hugepage_advice()
 def read_qrels(source: Any) -> pd.DataFrame:
     """Read TREC relevance judgments into a DataFrame ``(qid, docno, rel)``.
 
@@ -66,6 +71,7 @@ def read_qrels(source: Any) -> pd.DataFrame:
     return qrels_frame(source)
 
 
+@no_hugepage_advice()
 def read_run(source: Any) -> pd.DataFrame:
     """Read a TREC run into a DataFrame ``(qid, docno, rank, score, tag)``.
 
