@@ -73,6 +73,72 @@ def tty_stderr(monkeypatch: pytest.MonkeyPatch) -> Callable[[], FakeTTY]:
     return install
 
 
+# --- import orders in fresh interpreters -----------------------------------------------------
+#
+# Tests of the package's namespace run import orders each in an interpreter that has imported
+# no onlineeval module. Starting one per order paid numpy, pandas, scipy.stats and matplotlib
+# (four fifths of a subprocess's import time) for each; here one interpreter imports those
+# third-party packages and forks a child per order, in which the order starts from no
+# onlineeval module as before (checked before each fork).
+
+_FORK_EACH = r"""
+import json, os, sys, traceback
+codes, preload = json.loads(sys.stdin.read())
+for name in preload:
+    __import__(name)
+outs = []
+for code in codes:
+    assert not [m for m in sys.modules if m.split(".")[0] == "onlineeval"], code
+    sys.stdout.flush()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.dup2(write, 1)
+        try:
+            exec(compile(code, "<import order>", "exec"), {"__name__": "__main__"})
+            sys.stdout.flush()
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        out = pipe.read()
+    if os.waitpid(pid, 0)[1] != 0:
+        sys.exit(f"failed: {code!r}")
+    outs.append(out)
+print(json.dumps(outs))
+"""
+
+FORK_PRELOAD = ("numpy", "pandas", "scipy.stats", "duckdb", "pyarrow", "matplotlib.figure")
+
+
+def run_in_fresh_interpreters(codes: list[str],
+                              preload: tuple[str, ...] = FORK_PRELOAD) -> list[str]:
+    """The stdout of each snippet of ``codes``, each run from an interpreter that has imported
+    no onlineeval module (only the third-party ``preload``); an error fails the caller."""
+    import subprocess
+
+    if not hasattr(os, "fork"):   # no fork: one whole interpreter per snippet
+        done = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+                for code in codes]
+        for run in done:
+            assert run.returncode == 0, run.stderr
+        return [run.stdout for run in done]
+    done = subprocess.run([sys.executable, "-c", _FORK_EACH], capture_output=True, text=True,
+                          input=json.dumps([codes, list(preload)]))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="session")
+def fresh_interpreters() -> Callable[..., list[str]]:
+    """:func:`run_in_fresh_interpreters`: ``fresh_interpreters([code, ...])``."""
+    return run_in_fresh_interpreters
+
+
 # --- the bundled sample study, built once per test session ----------------------------------
 #
 # Building its report (ten experiments: offline tests, A/B and interleaving readouts, per-query

@@ -60,18 +60,19 @@ def test_every_readme_path_resolves_after_a_plain_import() -> None:
     assert json.loads(_python(code)) == {}
 
 
-def _modules_shadowed(first_imports: str) -> dict[str, str]:
-    """In a fresh interpreter, after ``first_imports`` and then every module of the package:
-    each ``parent.leaf`` attribute that is not the module ``parent.leaf`` itself."""
+def _modules_shadowed(fresh_interpreters, *orders: str) -> list[dict[str, str]]:
+    """For each import order, in an interpreter that has imported no onlineeval module: after
+    the order and then every module of the package, each ``parent.leaf`` attribute that is not
+    the module ``parent.leaf`` itself."""
     code = (
         "import importlib, json, pkgutil, sys\n"
-        f"{first_imports}\n"
+        "{}\n"
         "import onlineeval\n"
         "names = [m.name for m in pkgutil.walk_packages(onlineeval.__path__, 'onlineeval.')\n"
         "         if not m.name.endswith('__main__')]\n"
         "for n in names:\n"
         "    importlib.import_module(n)\n"
-        "bad = {}\n"
+        "bad = {{}}\n"
         "for n in names:\n"
         "    parent, _, leaf = n.rpartition('.')\n"
         "    got = getattr(sys.modules[parent], leaf)\n"
@@ -79,18 +80,20 @@ def _modules_shadowed(first_imports: str) -> dict[str, str]:
         "        bad[n] = type(got).__name__\n"
         "print(json.dumps(bad))\n"
     )
-    return json.loads(_python(code))
+    return [json.loads(out) for out in fresh_interpreters([code.format(o) for o in orders])]
 
 
-def test_no_function_shadows_a_module_in_any_import_order() -> None:
+def test_no_function_shadows_a_module_in_any_import_order(fresh_interpreters) -> None:
     # today's shadowing came from the order: a function bound first, or a package first
-    assert _modules_shadowed("import onlineeval as oe; oe.simulate; oe.abtest; oe.agreement; "
-                             "oe.rbo; oe.convert") == {}
-    assert _modules_shadowed("from onlineeval import simulate, abtest, agreement\n"
-                             "from onlineeval.offline import compare, rbo\n"
-                             "from onlineeval.interleaving import team_draft, balanced") == {}
-    assert _modules_shadowed("import onlineeval.offline.compare as m\n"
-                             "import onlineeval.interleaving.team_draft") == {}
+    assert _modules_shadowed(
+        fresh_interpreters,
+        "import onlineeval as oe; oe.simulate; oe.abtest; oe.agreement; oe.rbo; oe.convert",
+        "from onlineeval import simulate, abtest, agreement\n"
+        "from onlineeval.offline import compare, rbo\n"
+        "from onlineeval.interleaving import team_draft, balanced",
+        "import onlineeval.offline.compare as m\n"
+        "import onlineeval.interleaving.team_draft",
+    ) == [{}, {}, {}]
 
 
 def test_modules_named_like_their_function_call_it() -> None:
