@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def _cache_bytecode_outside_the_tree() -> None:
+    """Where the environment forbids bytecode files (PYTHONDONTWRITEBYTECODE, set on machines
+    that keep ``__pycache__`` out of their checkouts), keep them in a cache under the temp
+    directory instead (``sys.pycache_prefix``, which mirrors each source's absolute path), for
+    this process and, through the environment, for the xdist workers and the subprocesses the
+    tests start. Without it every worker compiled the package and the tests again at each run
+    (collection took 12-15 CPU seconds a worker instead of 6). Python checks a cached file
+    against its source's mtime and size, as in ``__pycache__``; nothing lands in the tree.
+    """
+    if not sys.dont_write_bytecode or sys.pycache_prefix is not None:
+        return
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    prefix = os.path.join(tempfile.gettempdir(), f"onlineeval-pycache-{user}")
+    sys.pycache_prefix = prefix
+    sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+_cache_bytecode_outside_the_tree()
 
 
 class FakeTTY:
@@ -46,6 +71,72 @@ def tty_stderr(monkeypatch: pytest.MonkeyPatch) -> Callable[[], FakeTTY]:
         return tty
 
     return install
+
+
+# --- import orders in fresh interpreters -----------------------------------------------------
+#
+# Tests of the package's namespace run import orders each in an interpreter that has imported
+# no onlineeval module. Starting one per order paid numpy, pandas, scipy.stats and matplotlib
+# (four fifths of a subprocess's import time) for each; here one interpreter imports those
+# third-party packages and forks a child per order, in which the order starts from no
+# onlineeval module as before (checked before each fork).
+
+_FORK_EACH = r"""
+import json, os, sys, traceback
+codes, preload = json.loads(sys.stdin.read())
+for name in preload:
+    __import__(name)
+outs = []
+for code in codes:
+    assert not [m for m in sys.modules if m.split(".")[0] == "onlineeval"], code
+    sys.stdout.flush()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.dup2(write, 1)
+        try:
+            exec(compile(code, "<import order>", "exec"), {"__name__": "__main__"})
+            sys.stdout.flush()
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        out = pipe.read()
+    if os.waitpid(pid, 0)[1] != 0:
+        sys.exit(f"failed: {code!r}")
+    outs.append(out)
+print(json.dumps(outs))
+"""
+
+FORK_PRELOAD = ("numpy", "pandas", "scipy.stats", "duckdb", "pyarrow", "matplotlib.figure")
+
+
+def run_in_fresh_interpreters(codes: list[str],
+                              preload: tuple[str, ...] = FORK_PRELOAD) -> list[str]:
+    """The stdout of each snippet of ``codes``, each run from an interpreter that has imported
+    no onlineeval module (only the third-party ``preload``); an error fails the caller."""
+    import subprocess
+
+    if not hasattr(os, "fork"):   # no fork: one whole interpreter per snippet
+        done = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+                for code in codes]
+        for run in done:
+            assert run.returncode == 0, run.stderr
+        return [run.stdout for run in done]
+    done = subprocess.run([sys.executable, "-c", _FORK_EACH], capture_output=True, text=True,
+                          input=json.dumps([codes, list(preload)]))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="session")
+def fresh_interpreters() -> Callable[..., list[str]]:
+    """:func:`run_in_fresh_interpreters`: ``fresh_interpreters([code, ...])``."""
+    return run_in_fresh_interpreters
 
 
 # --- the bundled sample study, built once per test session ----------------------------------

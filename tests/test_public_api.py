@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 import onlineeval
 
@@ -19,12 +19,6 @@ NAMED = ["onlineeval.agreement.tau_matrix", "onlineeval.simulate.ClickModel",
          "onlineeval.offline.compare"]
 # named by docs/architecture.md before they exist: the offline measures reference generator
 # lands with the engine refactor (checked as soon as its module is there)
-def _python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 def readme_paths() -> list[str]:
     """Every ``onlineeval.x.y`` in README.md and docs/ (prose and code), and every name a
     ``from onlineeval.x import a, b`` line there imports, as a dotted path."""
@@ -43,9 +37,9 @@ def test_the_readme_shows_dotted_paths() -> None:
     assert len(paths) >= 20
 
 
-def test_every_readme_path_resolves_after_a_plain_import() -> None:
+def _resolve_code() -> str:
     paths = readme_paths() + NAMED
-    code = (
+    return (
         "import json, onlineeval\n"
         "bad = {}\n"
         f"for path in {paths!r}:\n"
@@ -57,62 +51,76 @@ def test_every_readme_path_resolves_after_a_plain_import() -> None:
         "        bad[path] = str(exc)\n"
         "print(json.dumps(bad))\n"
     )
-    assert json.loads(_python(code)) == {}
 
 
-def _modules_shadowed(first_imports: str) -> dict[str, str]:
-    """In a fresh interpreter, after ``first_imports`` and then every module of the package:
-    each ``parent.leaf`` attribute that is not the module ``parent.leaf`` itself."""
-    code = (
-        "import importlib, json, pkgutil, sys\n"
-        f"{first_imports}\n"
-        "import onlineeval\n"
-        "names = [m.name for m in pkgutil.walk_packages(onlineeval.__path__, 'onlineeval.')\n"
-        "         if not m.name.endswith('__main__')]\n"
-        "for n in names:\n"
-        "    importlib.import_module(n)\n"
-        "bad = {}\n"
-        "for n in names:\n"
-        "    parent, _, leaf = n.rpartition('.')\n"
-        "    got = getattr(sys.modules[parent], leaf)\n"
-        "    if got is not sys.modules[n]:\n"
-        "        bad[n] = type(got).__name__\n"
-        "print(json.dumps(bad))\n"
-    )
-    return json.loads(_python(code))
+_SHADOW_CODE = (
+    "import importlib, json, pkgutil, sys\n"
+    "{}\n"
+    "import onlineeval\n"
+    "names = [m.name for m in pkgutil.walk_packages(onlineeval.__path__, 'onlineeval.')\n"
+    "         if not m.name.endswith('__main__')]\n"
+    "for n in names:\n"
+    "    importlib.import_module(n)\n"
+    "bad = {{}}\n"
+    "for n in names:\n"
+    "    parent, _, leaf = n.rpartition('.')\n"
+    "    got = getattr(sys.modules[parent], leaf)\n"
+    "    if got is not sys.modules[n]:\n"
+    "        bad[n] = type(got).__name__\n"
+    "print(json.dumps(bad))\n"
+)
+# today's shadowing came from the order: a function bound first, or a package first
+ORDERS = (
+    "import onlineeval as oe; oe.simulate; oe.abtest; oe.agreement; oe.rbo; oe.convert",
+    "from onlineeval import simulate, abtest, agreement\n"
+    "from onlineeval.offline import compare, rbo\n"
+    "from onlineeval.interleaving import team_draft, balanced",
+    "import onlineeval.offline.compare as m\n"
+    "import onlineeval.interleaving.team_draft",
+)
+
+_NAMED_CODE = (
+    "import inspect, json, onlineeval as oe\n"
+    "from onlineeval.interleaving import team_draft\n"
+    "a = team_draft(['d1', 'd2', 'd3'], ['d2', 'd4', 'd1'], k=3, rng=42)\n"
+    "b = oe.interleaving.team_draft.team_draft(['d1', 'd2', 'd3'], ['d2', 'd4', 'd1'],"
+    " k=3, rng=42)\n"
+    "ra, rb = {'q1': ['d1', 'd2', 'd3']}, {'q1': ['d1', 'd3', 'd2']}\n"
+    "r1 = oe.offline.rbo(ra, rb, p=0.9).to_dict()\n"
+    "r2 = oe.offline.rbo.rbo(ra, rb, p=0.9).to_dict()\n"
+    "print(json.dumps([list(a.docs) == list(b.docs), list(a.teams) == list(b.teams),\n"
+    "    str(r1) == str(r2),\n"
+    "    list(inspect.signature(oe.abtest).parameters)[0],\n"
+    "    list(inspect.signature(oe.simulate).parameters)[:2],\n"
+    "    list(inspect.signature(oe.agreement).parameters)[0],\n"
+    "    callable(oe.simulate), callable(oe.abtest), callable(oe.agreement),\n"
+    "    oe.simulate.__name__]))\n"
+)
 
 
-def test_no_function_shadows_a_module_in_any_import_order() -> None:
-    # today's shadowing came from the order: a function bound first, or a package first
-    assert _modules_shadowed("import onlineeval as oe; oe.simulate; oe.abtest; oe.agreement; "
-                             "oe.rbo; oe.convert") == {}
-    assert _modules_shadowed("from onlineeval import simulate, abtest, agreement\n"
-                             "from onlineeval.offline import compare, rbo\n"
-                             "from onlineeval.interleaving import team_draft, balanced") == {}
-    assert _modules_shadowed("import onlineeval.offline.compare as m\n"
-                             "import onlineeval.interleaving.team_draft") == {}
+@pytest.fixture(scope="module")
+def fresh(fresh_interpreters) -> dict[str, object]:
+    """The JSON printed by each snippet of this module, each run in an interpreter that has
+    imported no onlineeval module (one launch for all of them: see fresh_interpreters)."""
+    codes = {"resolve": _resolve_code(), "named": _NAMED_CODE,
+             **{f"order{i}": _SHADOW_CODE.format(o) for i, o in enumerate(ORDERS)}}
+    outs = fresh_interpreters(list(codes.values()))
+    return {name: json.loads(out) for name, out in zip(codes, outs, strict=True)}
 
 
-def test_modules_named_like_their_function_call_it() -> None:
-    out = _python(
-        "import inspect, json, onlineeval as oe\n"
-        "from onlineeval.interleaving import team_draft\n"
-        "a = team_draft(['d1', 'd2', 'd3'], ['d2', 'd4', 'd1'], k=3, rng=42)\n"
-        "b = oe.interleaving.team_draft.team_draft(['d1', 'd2', 'd3'], ['d2', 'd4', 'd1'],"
-        " k=3, rng=42)\n"
-        "ra, rb = {'q1': ['d1', 'd2', 'd3']}, {'q1': ['d1', 'd3', 'd2']}\n"
-        "r1 = oe.offline.rbo(ra, rb, p=0.9).to_dict()\n"
-        "r2 = oe.offline.rbo.rbo(ra, rb, p=0.9).to_dict()\n"
-        "print(json.dumps([list(a.docs) == list(b.docs), list(a.teams) == list(b.teams),\n"
-        "    str(r1) == str(r2),\n"
-        "    list(inspect.signature(oe.abtest).parameters)[0],\n"
-        "    list(inspect.signature(oe.simulate).parameters)[:2],\n"
-        "    list(inspect.signature(oe.agreement).parameters)[0],\n"
-        "    callable(oe.simulate), callable(oe.abtest), callable(oe.agreement),\n"
-        "    oe.simulate.__name__]))\n"
-    )
-    assert json.loads(out) == [True, True, True, "logs", ["outdir", "seed"], "table",
-                               True, True, True, "onlineeval.simulate"]
+def test_every_readme_path_resolves_after_a_plain_import(fresh) -> None:
+    assert fresh["resolve"] == {}
+
+
+def test_no_function_shadows_a_module_in_any_import_order(fresh) -> None:
+    # each order, then every module of the package: each ``parent.leaf`` attribute that is
+    # not the module ``parent.leaf`` itself
+    assert [fresh[f"order{i}"] for i in range(len(ORDERS))] == [{}, {}, {}]
+
+
+def test_modules_named_like_their_function_call_it(fresh) -> None:
+    assert fresh["named"] == [True, True, True, "logs", ["outdir", "seed"], "table",
+                              True, True, True, "onlineeval.simulate"]
 
 
 def test_every_export_resolves() -> None:

@@ -222,17 +222,23 @@ def test_per_query_agreement():
         per_query_agreement(off, {"q1": 1.0, "q2": "x"})
 
 
-@pytest.mark.parametrize("first", ["import onlineeval", "import onlineeval.agreement.core"])
-def test_onlineeval_agreement_is_callable_whatever_was_imported_first(first):
-    import subprocess
-    import sys
+FIRST_IMPORTS = ("import onlineeval", "import onlineeval.agreement.core")
 
-    code = (f"{first}\nimport onlineeval, pandas as pd\n"
-            "t = pd.DataFrame({'offline_delta': [1, 2, 3], 'online_delta': [1, 3, 2]})\n"
+
+@pytest.fixture(scope="module")
+def agreement_after(fresh_interpreters) -> dict[str, str]:
+    """What ``onlineeval.agreement(table)`` printed after each of FIRST_IMPORTS, each in an
+    interpreter that had imported no onlineeval module (one launch for both)."""
+    code = ("{}\nimport onlineeval, pandas as pd\n"
+            "t = pd.DataFrame({{'offline_delta': [1, 2, 3], 'online_delta': [1, 3, 2]}})\n"
             "print(onlineeval.agreement(t).stats['n_agree'])\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "3"
+    outs = fresh_interpreters([code.format(first) for first in FIRST_IMPORTS])
+    return dict(zip(FIRST_IMPORTS, outs, strict=True))
+
+
+@pytest.mark.parametrize("first", FIRST_IMPORTS)
+def test_onlineeval_agreement_is_callable_whatever_was_imported_first(first, agreement_after):
+    assert agreement_after[first].strip() == "3"
 
 
 @pytest.mark.parametrize("text,message", [

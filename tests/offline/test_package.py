@@ -20,12 +20,13 @@ def test_evaluate_does_not_import_scipy():
     assert out == ["False", "True", "True"]
 
 
-def test_compare_is_the_module_in_every_import_order_and_calls_the_function():
+def test_compare_is_the_module_in_every_import_order_and_calls_the_function(fresh_interpreters):
     # onlineeval.namespace: a module named like its function is that module, callable
     check = ("import sys\n"
              "print(o.compare is m, m is sys.modules['onlineeval.offline.compare'], callable(m),"
              " hasattr(m, 'paired_arrays'))\n")
-    for first in ("import onlineeval.offline.compare as m\nimport onlineeval.offline as o\n",
-                  "import onlineeval.offline as o\nfrom onlineeval.offline import compare as m\n",
-                  "import onlineeval\no = onlineeval.offline\nm = o.compare\n"):
-        assert _run(first + check) == ["True"] * 4
+    orders = ("import onlineeval.offline.compare as m\nimport onlineeval.offline as o\n",
+              "import onlineeval.offline as o\nfrom onlineeval.offline import compare as m\n",
+              "import onlineeval\no = onlineeval.offline\nm = o.compare\n")
+    outs = fresh_interpreters([first + check for first in orders])
+    assert [out.split() for out in outs] == [["True"] * 4] * 3
