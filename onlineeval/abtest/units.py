@@ -31,6 +31,7 @@ import pandas as pd
 
 from onlineeval import queries
 from onlineeval.abtest.metrics import UNIT_SUMS
+from onlineeval.db import fetch_df
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.logs import variants
 from onlineeval.queries import load
@@ -180,7 +181,9 @@ def load_units(
     window = analysis_window(start, end, pre_period, cuped)
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window,
                                          outcomes=outcomes)
-    data = unit_arrays(logs.con.execute(sql, params).df(), known, window.cuped)
+    # one row per unit: fetched once DuckDB has let go of the aggregation's memory
+    data = unit_arrays(fetch_df(logs.con, sql, params, name="_oe_unit_sums"), known,
+                       window.cuped)
     data.experiment = params["experiment"]
     # unit_arrays knows the first and last exposure analysed; the bounds come from the window
     data.window = {"start": window.start, "end": window.end, **data.window,

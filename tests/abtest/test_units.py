@@ -190,3 +190,26 @@ def test_unit_arrays_copies_no_whole_frame():
         tracemalloc.stop()
     assert sum(len(a) for a in data.arms.values()) > 100_000
     assert peak < 2 * frame, (peak / frame)
+
+
+@pytest.mark.parametrize("cuped", [False, True])
+def test_load_units_fetch_gives_the_arrays_of_a_plain_df(cuped):
+    # load_units fetches the per-unit rows through a temporary table and Arrow
+    # (onlineeval.db.fetch_df) to lower the peak: the arms, ids, exclusions and window must be
+    # those of the rows fetched with .df() (float sums to 1e-12: DuckDB adds doubles in
+    # an order that varies from run to run, by an ulp, on either path)
+    from onlineeval.abtest.units import analysis_window, unit_arrays, unit_sums_query
+
+    logs = onlineeval.load_logs("sample_logs/ab")
+    window = analysis_window(cuped=cuped)
+    sql, params, known = unit_sums_query(logs, "user_id", "s100_vs_s080", window=window)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = unit_arrays(logs.con.execute(sql, params).df(), known, cuped)
+        got = load_units(logs, experiment="s100_vs_s080", cuped=cuped)
+    assert got.columns == want.columns and sorted(got.arms) == sorted(want.arms)
+    for v in want.arms:
+        np.testing.assert_allclose(got.arms[v], want.arms[v], rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(got.ids[v], want.ids[v])
+    assert got.excluded == want.excluded
+    assert {k: got.window[k] for k in want.window} == want.window
