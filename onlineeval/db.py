@@ -111,6 +111,12 @@ def memory_limit_mb(con: duckdb.DuckDBPyConnection) -> float | None:
         return None
 
 
+def _is_duckdb(con: object) -> bool:
+    # another engine's connection (onlineeval.engines) names itself in con.engine
+    return getattr(con, "engine", "duckdb") == "duckdb" and isinstance(
+        con, duckdb.DuckDBPyConnection)
+
+
 def release_memory(con: object) -> None:
     """Make DuckDB hand back to the system the memory its allocator keeps after queries.
 
@@ -123,8 +129,7 @@ def release_memory(con: object) -> None:
     DuckDB reports (cut to one decimal) raised by half of that decimal, so repeated calls never drift
     lower. Another engine's connection is left alone.
     """
-    if getattr(con, "engine", "duckdb") != "duckdb" or not isinstance(
-            con, duckdb.DuckDBPyConnection):
+    if not _is_duckdb(con):
         return
     limit = _LIMITS.get(con)
     if limit is None:
@@ -159,8 +164,7 @@ def fetch_df(con: object, sql: str, params: dict | None = None, *,
 
     from onlineeval.queries import create, drop_table, quote_ident
 
-    if getattr(con, "engine", "duckdb") != "duckdb" or not isinstance(
-            con, duckdb.DuckDBPyConnection):
+    if not _is_duckdb(con):
         return con.execute(sql, params or {}).df()
     create(con, name, sql, table=True, params=params)
     release_memory(con)
