@@ -130,8 +130,10 @@ def memory_check(label: str, workdir: Path, memory_limit: str | None, threads: i
     budget = _mb(limit) + PYTHON_OVERHEAD_MB
     print(f"{label}: memory_limit={limit} threads={threads}; peak RSS budget = limit + "
           f"{PYTHON_OVERHEAD_MB} MB Python overhead = {budget:.0f} MB")
-    print(f"{'command':26} {'ok':>3} {'wall s':>8} {'peak MB':>8} {'in budget':>9}")
+    print(f"{'command':26} {'ok':>3} {'wall s':>8} {'peak MB':>8} {'in budget':>9} "
+          f"{'load avg (1 min) before/after':>30}")
     for name in CHECK_PATHS:
+        before = os.getloadavg()[0]
         data = inter if "interleave" in name else plain
         res = subprocess.run(
             [sys.executable, __file__, "--one", name, "--data", str(data),
@@ -141,7 +143,8 @@ def memory_check(label: str, workdir: Path, memory_limit: str | None, threads: i
         rec = json.loads(res.stdout.strip().splitlines()[-1])
         within = rec["peak_rss_mb"] <= budget
         print(f"{name:26} {'yes' if rec['ok'] else 'NO':>3} {rec['wall_s']:>8} "
-              f"{rec['peak_rss_mb']:>8} {'yes' if within else 'NO':>9}"
+              f"{rec['peak_rss_mb']:>8} {'yes' if within else 'NO':>9} "
+              f"{before:>14.2f} / {os.getloadavg()[0]:<13.2f}"
               + ("" if rec["ok"] else f"  {rec.get('error', [''])[-1][:120]}"), flush=True)
 API = ["load", "online_variant", "online_day", "online_exp_variant", "position_ctr",
        "top_queries", "queries_over_time", "abtest", "abtest_cuped", "power"]

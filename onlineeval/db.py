@@ -7,15 +7,24 @@ import shutil
 import sys
 import tempfile
 import weakref
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from onlineeval.errors import InvalidParameterError
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: environment variables every connection reads when no argument is given (the CLI's global
 #: --memory-limit and --threads set them for one command)
 MEMORY_LIMIT_ENV = "ONLINEEVAL_MEMORY_LIMIT"
 THREADS_ENV = "ONLINEEVAL_THREADS"
+
+
+#: the memory limit each connection of :func:`connect` was given, exactly as given: what
+#: :func:`release_memory` sets again (DuckDB reports it rounded to 0.1 MiB)
+_LIMITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str, name: str) -> None:
@@ -55,6 +64,7 @@ def connect(
         limit, limit_from = os.environ[MEMORY_LIMIT_ENV], MEMORY_LIMIT_ENV
     if limit:
         set_memory_limit(con, limit, limit_from)
+        _LIMITS[con] = limit
     n_threads: object = threads
     threads_from = "threads"
     if not threads and os.environ.get(THREADS_ENV):
@@ -99,3 +109,78 @@ def memory_limit_mb(con: duckdb.DuckDBPyConnection) -> float | None:
         return float(number) * _UNITS[unit]
     except (KeyError, ValueError):
         return None
+
+
+def _is_duckdb(con: object) -> bool:
+    # another engine's connection (onlineeval.engines) names itself in con.engine
+    return getattr(con, "engine", "duckdb") == "duckdb" and isinstance(
+        con, duckdb.DuckDBPyConnection)
+
+
+def release_memory(con: object) -> None:
+    """Make DuckDB hand back to the system the memory its allocator keeps after queries.
+
+    A finished query's hash tables and sort runs are freed inside DuckDB but stay in the
+    process (RSS) until something flushes the allocator; setting the memory limit does, and
+    nothing else reachable from SQL does promptly (measured on DuckDB 2.0: after a load at
+    500MB, RSS stayed ~400 MB with every allocator setting, and fell to ~170 MB once the
+    limit was set). Callers use it between a DuckDB phase and a Python phase, so that the two
+    peaks do not add up. The limit set is the one :func:`connect` was given, else the one
+    DuckDB reports (cut to one decimal) raised by half of that decimal, so repeated calls never drift
+    lower. Another engine's connection is left alone.
+    """
+    if not _is_duckdb(con):
+        return
+    limit = _LIMITS.get(con)
+    if limit is None:
+        from onlineeval.queries import load
+
+        row = con.execute(load("logs/memory_limit").render()).fetchone()
+        number, _, unit = str(row[0] if row else "").partition(" ")
+        try:
+            limit = f"{float(number) + 0.05:.2f}{unit}"
+        except ValueError:
+            return
+    set_memory_limit(con, limit, "memory_limit")
+
+
+def fetch_df(con: object, sql: str, params: dict | None = None, *,
+             name: str = "_oe_fetched", order: list[str] | None = None) -> pd.DataFrame:
+    """The rows of the rendered query ``sql`` as a DataFrame, as ``con.execute(sql).df()``
+    gives them (DuckDB's integer sums, HUGEINT, as float64), with a lower peak: for queries
+    that return one row per unit, user or (query, user).
+
+    DuckDB first stores the rows in the temporary table ``name`` and lets go of the query's
+    working memory (:func:`release_memory`), so its peak and the frame's do not coincide;
+    the table then comes over as Arrow, converted column by column into pandas, which
+    needs about half of what ``.df()`` takes on the way (measured: 500k rows x 29 columns,
+    a 134 MB frame, peaked 600 MB above the start through ``.df()`` and 366 MB through
+    Arrow). A table keeps no row order, so a query whose order matters names its ORDER BY
+    columns in ``order`` (ascending, NULLs last, as DuckDB sorts by default). Another
+    engine's connection runs ``sql`` as usual.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from onlineeval.queries import create, drop_table, quote_ident
+
+    if not _is_duckdb(con):
+        return con.execute(sql, params or {}).df()
+    create(con, name, sql, table=True, params=params)
+    release_memory(con)
+    try:
+        rows = con.table(name)
+        if order:
+            rows = rows.order(", ".join(quote_ident(c) + " ASC NULLS LAST" for c in order))
+        table = rows.to_arrow_table()
+    finally:
+        drop_table(con, name)
+        release_memory(con)
+    for i, column in enumerate(table.schema):
+        # HUGEINT sums arrive as decimal128(38, 0); .df() gives them as float64
+        if pa.types.is_decimal(column.type):
+            table = table.set_column(i, column.name, pc.cast(table.column(i), pa.float64()))
+    frame = table.to_pandas(self_destruct=True)
+    del table
+    pa.default_memory_pool().release_unused()
+    return frame

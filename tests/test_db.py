@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 import duckdb
+import pandas as pd
 import pytest
 
 from onlineeval.db import connect
@@ -99,3 +100,47 @@ def test_connect_leaves_a_given_temp_directory(tmp_path) -> None:
     del con
     gc.collect()
     assert tmp_path.is_dir()
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+    pytest.skip("no /proc/self/status")
+
+
+def test_release_memory_keeps_the_limit_and_returns_duckdbs_cached_memory() -> None:
+    from onlineeval.db import release_memory
+
+    con = connect(memory_limit="500MB", threads=2)
+    # a hash aggregation of 3M groups leaves its freed memory cached in DuckDB's allocator
+    con.execute("SELECT count(*) FROM (SELECT i, count(*) FROM range(3000000) t(i) "
+                "GROUP BY i)").fetchall()
+    before = _rss_mb()
+    release_memory(con)
+    assert before - _rss_mb() > 50
+    assert _setting(con, "memory_limit") == "476.8 MiB"
+    # a connection not made by connect(): the reported limit, never drifting lower
+    for limit, shown in (("500MB", "476.8 MiB"), ("2GB", "1.8 GiB"), ("123MB", "117.3 MiB")):
+        raw = duckdb.connect()
+        raw.execute("SET memory_limit = $v", {"v": limit})
+        for _ in range(5):
+            release_memory(raw)
+        assert _setting(raw, "memory_limit") == shown
+
+
+def test_fetch_df_gives_the_rows_of_df_in_order() -> None:
+    from onlineeval.db import fetch_df
+
+    con = connect(threads=4)
+    # HUGEINT sums (Arrow: decimal128), NULLs, texts, timestamps, doubles; 200k groups, so
+    # the table's scan order is not the query's
+    sql = ("SELECT i % 100000 AS k, CASE WHEN i % 7 = 0 THEN NULL ELSE 'u' || (i % 13) END "
+           "AS name, sum(i) AS s, sum(i * 0.5) AS d, max(TIMESTAMP '2024-01-01' + "
+           "INTERVAL (i) SECOND) AS ts, count(*) FILTER (WHERE i % 3 = 0) AS n "
+           "FROM range($n) t(i) GROUP BY ALL ORDER BY k, name")
+    want = con.execute(sql, {"n": 400_000}).df()
+    got = fetch_df(con, sql, {"n": 400_000}, order=["k", "name"])
+    pd.testing.assert_frame_equal(got, want)
+    assert "_oe_fetched" not in {r[0] for r in con.execute("SHOW TABLES").fetchall()}

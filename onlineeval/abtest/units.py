@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval import queries
+from onlineeval import engines, queries
 from onlineeval.abtest.metrics import UNIT_SUMS
+from onlineeval.db import fetch_df
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.logs import variants
 from onlineeval.queries import load
@@ -180,7 +181,9 @@ def load_units(
     window = analysis_window(start, end, pre_period, cuped)
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window,
                                          outcomes=outcomes)
-    data = unit_arrays(logs.con.execute(sql, params).df(), known, window.cuped)
+    # one row per unit: fetched once DuckDB has let go of the aggregation's memory
+    data = unit_arrays(fetch_df(logs.con, sql, params, name="_oe_unit_sums"), known,
+                       window.cuped)
     data.experiment = params["experiment"]
     # unit_arrays knows the first and last exposure analysed; the bounds come from the window
     data.window = {"start": window.start, "end": window.end, **data.window,
@@ -457,11 +460,16 @@ def check_arms(logs: Any, known: list[str], control: Any, treatment: Any) -> tup
 
 def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
                   ) -> tuple[str, dict[str, int]]:
-    """Views of the rendered ``ab/unit_sums`` query (``<name>_unit_rows``) and of its
-    outcome rows of the analysed units (``sql/ab/exposure_rows.sql``), for queries that
+    """The rendered ``ab/unit_sums`` query's rows (``<name>_unit_rows``, a temporary table
+    in DuckDB, else a view) and a view of their outcome rows of the analysed units
+    (``sql/ab/exposure_rows.sql``), for queries that
     aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
     (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
-    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params)
+    # DuckDB stores the per-unit rows once: every query reading them (the exclusions, the
+    # moments, the quantiles' counts and order statistics) would otherwise run the log's
+    # sessionization again (a readout at 5M searches ran it ~10 times)
+    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params,
+                          table=engines.is_duckdb(con))
     excluded = excluded_of_view(con, rows)
     q = load("ab/exposure_rows")
     return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded

@@ -19,7 +19,7 @@ import duckdb
 import pandas as pd
 
 from onlineeval import engines
-from onlineeval.db import memory_limit_mb
+from onlineeval.db import fetch_df, memory_limit_mb
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
 from onlineeval.queries import create, drop_table, load, set_view_parameters, view_parameters
@@ -236,9 +236,12 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
     buckets = 1
     if engines.is_duckdb(con):
         buckets = int(view_parameters(con, PAGE_TABLE, ["buckets"])["buckets"] or 1)
+    # one row per user (and query): fetched once DuckDB has let go of its working memory,
+    # in the query's order (the bootstrap numbers users by first appearance)
+    order = ["experiment", *by, "team_a", "team_b", "user_id"]
     with Elapsed("reading out interleaved pages"):
         if buckets == 1:
-            return con.execute(sql, q.bind()).df()
+            return fetch_df(con, sql, q.bind(), name=f"{PAGE_TABLE}_users", order=order)
         parts = [f"{PAGE_TABLE}_users_{b}" for b in range(buckets)]
         try:
             for b, part in enumerate(parts):
@@ -246,7 +249,8 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
                 create(con, part, sql, table=True)
             set_view_parameters(con, PAGE_TABLE, bucket=None)
             total = load("interleaving/user_stats_sum")
-            return con.execute(total.render(by=list(by), parts=parts), total.bind()).df()
+            return fetch_df(con, total.render(by=list(by), parts=parts), total.bind(),
+                            name=f"{PAGE_TABLE}_users", order=order)
         finally:
             set_view_parameters(con, PAGE_TABLE, bucket=None)
             for part in parts:

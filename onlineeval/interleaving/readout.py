@@ -274,7 +274,11 @@ def _rows(logs: Any, by: Sequence[str], per_query: bool, team_a: str | None,
     stats = _orient(stats, team_a, control, treatment_first)
     keys = ["experiment", *by, "team_a", "team_b"]
     lead, results, extra = [], [], []
-    for key, part in stats.groupby(keys, dropna=False, sort=True):
+    grouped = stats.groupby(keys, dropna=False, sort=True)
+    # one comparison (the usual case) is the whole frame: no copy of it (per query, one row
+    # per (query, user): 4.5M rows on a 5M-search log)
+    parts = [(next(iter(grouped.groups)), stats)] if grouped.ngroups == 1 else grouped
+    for key, part in parts:
         # the comparison's own stream: its CI does not depend on which other comparisons are
         # read out, nor on which team is A (the key holds the two teams in sorted order)
         names = [None if pd.isna(k) else str(k) for k in key]

@@ -190,3 +190,56 @@ def test_unit_arrays_copies_no_whole_frame():
         tracemalloc.stop()
     assert sum(len(a) for a in data.arms.values()) > 100_000
     assert peak < 2 * frame, (peak / frame)
+
+
+@pytest.mark.parametrize("cuped", [False, True])
+def test_load_units_fetch_gives_the_arrays_of_a_plain_df(cuped):
+    # load_units fetches the per-unit rows through a temporary table and Arrow
+    # (onlineeval.db.fetch_df) to lower the peak: the arms, ids, exclusions and window must be
+    # those of the rows fetched with .df() (float sums to 1e-12: DuckDB adds doubles in
+    # an order that varies from run to run, by an ulp, on either path)
+    from onlineeval.abtest.units import analysis_window, unit_arrays, unit_sums_query
+
+    logs = onlineeval.load_logs("sample_logs/ab")
+    window = analysis_window(cuped=cuped)
+    sql, params, known = unit_sums_query(logs, "user_id", "s100_vs_s080", window=window)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = unit_arrays(logs.con.execute(sql, params).df(), known, cuped)
+        got = load_units(logs, experiment="s100_vs_s080", cuped=cuped)
+    assert got.columns == want.columns and sorted(got.arms) == sorted(want.arms)
+    for v in want.arms:
+        np.testing.assert_allclose(got.arms[v], want.arms[v], rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(got.ids[v], want.ids[v])
+    assert got.excluded == want.excluded
+    assert {k: got.window[k] for k in want.window} == want.window
+
+
+def test_per_unit_rows_stored_once_give_the_views_numbers(monkeypatch):
+    # exposure_rows stores the per-unit rows in a DuckDB table that the exclusions, moments,
+    # quantile counts and order statistics all read, instead of a view that ran the query
+    # for each: the same frames (floats to 1e-12) as through the view, for two experiments
+    # read one after the other (a table left from the first must not answer for the second).
+    # atol 1e-15: an interval end near 0 is a difference of sums DuckDB adds in a varying
+    # order, so it moves by ~1e-17 between any two runs
+    from onlineeval.abtest import effect_over_time, quantile_effects
+
+    def run():
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for exp in ("s100_vs_s080", "s060_vs_s100"):
+                logs = onlineeval.load_logs("sample_logs/ab")
+                c, t = sorted(logs.con.execute(
+                    "SELECT DISTINCT variant FROM searches WHERE experiment = $e",
+                    {"e": exp}).fetchall())
+                out.append(quantile_effects(logs, c[0], t[0], experiment=exp))
+                out.append(effect_over_time(logs, c[0], t[0], "ctr", experiment=exp))
+        return out
+
+    stored = run()
+    monkeypatch.setattr("onlineeval.abtest.units.engines.is_duckdb", lambda con: False)
+    viewed = run()
+    for a, b in zip(stored, viewed, strict=True):
+        pd.testing.assert_frame_equal(a, b, rtol=1e-12, atol=1e-15)
+    assert stored[0]["control_value"].to_list() != stored[2]["control_value"].to_list()

@@ -281,3 +281,17 @@ def test_interleaving_readout_in_buckets_is_the_same(monkeypatch):
     monkeypatch.setattr(outcomes, "_buckets", lambda con, rows: 4)
     pd.testing.assert_frame_equal(interleaving_readout(log), one)
     pd.testing.assert_frame_equal(interleaving_readout(log, per_query=True), per_query)
+
+
+@pytest.mark.parametrize("by", [[], ["query"]])
+def test_user_stats_fetch_is_the_query_as_df(logs, by):
+    # user_stats fetches through a temporary table and Arrow (onlineeval.db.fetch_df) and
+    # must keep the query's rows and their ORDER BY (the bootstrap numbers users by first
+    # appearance): the same frame as .df() of the rendered query
+    from onlineeval.queries import load
+
+    for log in (logs, _sample_interleaving()):
+        outcomes.page_outcomes(log)
+        q = load("interleaving/user_stats")
+        want = log.con.execute(q.render(by=by), q.bind()).df()
+        pd.testing.assert_frame_equal(outcomes.user_stats(log, by), want)

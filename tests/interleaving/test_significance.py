@@ -178,3 +178,29 @@ def test_user_test_is_calibrated_where_the_page_sign_test_is_not():
                      (20, 300): (0.051, 0.818), (200, 300): (0.0485, 0.7205)}
     for user_rate, _ in rates.values():
         assert 0.035 < user_rate < 0.075
+
+
+def test_per_query_bootstrap_chunks_by_queries_too(monkeypatch):
+    # many more queries than users: the chunk's per-query sums (queries x resamples) must
+    # stay within the chunk budget, and the interval must not depend on the chunk size (to
+    # 1e-12: a matrix product of another shape may add in another order)
+    import tracemalloc
+
+    from onlineeval.interleaving import significance
+
+    rng = np.random.default_rng(3)
+    n_rows, n_users, n_queries = 30_000, 200, 20_000
+    users = rng.integers(0, n_users, n_rows)
+    groups = rng.integers(0, n_queries, n_rows)
+    wa, wb, t = (rng.integers(0, 3, n_rows) for _ in range(3))
+    whole = bootstrap_ci(wa, wb, t, users, groups, n_resamples=200, rng=7)
+    monkeypatch.setattr(significance, "_CHUNK_CELLS", 20_000)
+    tracemalloc.start()
+    try:
+        chunked = bootstrap_ci(wa, wb, t, users, groups, n_resamples=200, rng=7)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert chunked == pytest.approx(whole, rel=1e-12, abs=0)
+    # by users alone the chunk was 100 resamples: 3 x 20k x 100 doubles = 48 MB
+    assert peak < 12e6
