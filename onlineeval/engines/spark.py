@@ -173,6 +173,23 @@ class Result:
         return Result(self._frame.orderBy(self._frame[_quote(column)]))
 
 
+def _parquet_schema(schema: Any) -> Any:
+    """The Spark schema of a Parquet file written from an Arrow table of ``schema``, when
+    every column is of a type whose Spark type is certain (texts, signed integers, floats,
+    booleans, dates, decimals); else None, and Spark reads the schema from the file. Given,
+    it saves the Spark job with which Spark reads a file's schema (one per registered table,
+    a good part of a small query's time)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    plain = (pa.types.is_string, pa.types.is_large_string, pa.types.is_signed_integer,
+             pa.types.is_float32, pa.types.is_float64, pa.types.is_boolean, pa.types.is_date32,
+             pa.types.is_decimal128)
+    if not len(schema) or not all(any(test(f.type) for test in plain) for f in schema):
+        return None
+    return from_arrow_schema(schema)
+
+
 class SparkConnection:
     """A Spark session seen through the calls the pipeline makes on a DuckDB connection.
 
@@ -257,7 +274,9 @@ class SparkConnection:
                 stamps.append(field.name)
         path = os.path.join(self._dir, f"{len(os.listdir(self._dir))}.parquet")
         pq.write_table(table, path)
-        frame = self.spark.read.parquet(path)
+        schema = _parquet_schema(table.schema)
+        reader = self.spark.read if schema is None else self.spark.read.schema(schema)
+        frame = reader.parquet(path)
         quoted = {c: _quote(c) for c in table.column_names}
         cols = [f"timestamp_micros({quoted[c]}) AS {quoted[c]}" if c in stamps else quoted[c]
                 for c in table.column_names]
