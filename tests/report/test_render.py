@@ -258,7 +258,7 @@ def test_report_has_a_table_of_contents_and_no_table_wider_than_the_page(
     html_tools.assert_tables_fit(page)
 
 
-def test_report_says_when_large_margins_disagree(study_file, fake, monkeypatch):
+def test_report_says_when_large_margins_disagree(study_file, fake, no_plots, monkeypatch):
     monkeypatch.setitem(FAKE, "win", (0.10, -0.05, 0.01, -0.01))
     r = build.build_report(study_file)
     assert r.large_margin["all_agree"] is False and r.large_margin["disagree"] == ["win"]
@@ -269,12 +269,17 @@ def test_report_says_when_large_margins_disagree(study_file, fake, monkeypatch):
 
 @pytest.fixture
 def no_plots(monkeypatch):
-    """CLI tests check the wiring, not the plots (drawn for real in the tests above)."""
-    from onlineeval.report import render
+    """Tests of the wiring and the text, not the plots (drawn for real by fake_written and
+    test_offline_only_study_renders): the report's plots and its readout sections' plots
+    are a constant PNG."""
+    from onlineeval.report import readout_page, render
 
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
     for name in ("scatter_offline_online", "forest_ab", "position_ctr_curves"):
         monkeypatch.setattr(render, name, lambda *a, **k: png)
+    for name in ("position_ctr_curves", "confidence_sequence", "cumulative_effect",
+                 "forest_lifts", "segment_effects"):
+        monkeypatch.setattr(readout_page, name, lambda *a, **k: png)
 
 
 def test_cli_report(study_file, fake, no_plots, tmp_path, capsys):
@@ -323,7 +328,7 @@ def test_offline_only_study_renders(study_file, fake, tmp_path):
     json.dumps(report_dict(r), allow_nan=False)
 
 
-def test_load_exclusions_are_shown(study_file, fake):
+def test_load_exclusions_are_shown(study_file, fake, no_plots):
     r = build.build_report(study_file)
     r.load_notes = {"/logs/ab": "loaded /logs/ab: clicks 10 rows (2 excluded)"}
     assert "Rows excluded while loading /logs/ab: loaded /logs/ab: clicks 10 rows (2 excluded)" \
