@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,12 +153,14 @@ SAMPLE_STUDY = Path(__file__).resolve().parents[1] / "sample_logs" / "study.toml
 
 @dataclass(frozen=True)
 class SampleStudy:
-    """The sample study's report, and the report.html / report.json written from it."""
+    """The sample study's report, and the report.html / report.json written from it (and
+    the warnings its rendering raised)."""
 
     report: Any
     html: str
     data: dict
     directory: Path
+    render_warnings: tuple = ()
 
 
 @pytest.fixture(scope="session")
@@ -174,13 +177,15 @@ def sample_study(sample_report: Any, tmp_path_factory: pytest.TempPathFactory) -
     import onlineeval.report as report_module
 
     out = tmp_path_factory.mktemp("sample-study")
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         mp.setattr(report_module, "build_report", lambda study: sample_report)
         report = report_module.write_report(SAMPLE_STUDY, out / "report.html",
                                             out / "report.json")
     assert report is sample_report
     return SampleStudy(report, (out / "report.html").read_text(encoding="utf-8"),
-                       json.loads((out / "report.json").read_text(encoding="utf-8")), out)
+                       json.loads((out / "report.json").read_text(encoding="utf-8")), out,
+                       tuple(caught))
 
 
 SAMPLE_LOGS = SAMPLE_STUDY.parent

@@ -22,8 +22,9 @@ How a page is read (the rules a page author follows):
 Each page runs in a fresh directory holding links to the repository's ``sample_logs/`` and
 ``tests/data/``; examples write only below it, and the test checks that ``sample_logs/`` is
 unchanged afterwards. The sample study's report is built once per session (the
-``sample_report`` fixture of tests/conftest.py): ``onlineeval demo`` and ``onlineeval report``
-on ``sample_logs/study.toml`` reuse it and do everything else (HTML, JSON, summary) for real.
+``sample_study`` fixture of tests/conftest.py): ``onlineeval demo`` and ``onlineeval report``
+on ``sample_logs/study.toml`` reuse it and its HTML, and do everything else (output checks,
+JSON, summary, the atomic writes) for real.
 
 ``ONLINEEVAL_UPDATE_DOCS=1 pytest tests/test_docs.py`` rewrites the expected outputs that
 differ with what the examples print now; review the diff before committing it.
@@ -264,11 +265,15 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _reuse_sample_report(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                          ) -> None:
-    """``write_report`` on the sample study gets the session's build of it."""
+    """``write_report`` on the sample study gets the session's build of it and that build's
+    HTML, rendered once by the ``sample_study`` fixture (with the warnings the rendering
+    raised, raised again): the HTML is a function of the report but for the minute in its
+    header, and drawing its plots takes a third of the report's time."""
     import onlineeval.report as report_module
 
-    cached = request.getfixturevalue("sample_report")
-    real = report_module.build_report
+    rendered = request.getfixturevalue("sample_study")
+    cached = rendered.report
+    real, real_render = report_module.build_report, report_module.render_html
     sample = (ROOT / "sample_logs" / "study.toml").resolve()
 
     def build_report(study, *args, **kwargs):
@@ -277,7 +282,15 @@ def _reuse_sample_report(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
             return cached
         return real(study, *args, **kwargs)
 
+    def render_html(report, *args, **kwargs):
+        if report is not cached or args or kwargs:
+            return real_render(report, *args, **kwargs)
+        for w in rendered.render_warnings:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return rendered.html
+
     monkeypatch.setattr(report_module, "build_report", build_report)
+    monkeypatch.setattr(report_module, "render_html", render_html)
 
 
 @pytest.mark.parametrize("page", [_page_param(p) for p in PAGES])

@@ -67,7 +67,7 @@ def test_counterfactual_needs_runs():
                                counterfactual=SAMPLE / "ab", secondary=())
 
 
-def test_cli_readout_counterfactual_equals_the_api(capsys):
+def test_cli_readout_counterfactual_equals_the_api(capsys, tmp_path, sample_experiment_logs):
     """``onlineeval readout --counterfactual LOGS --counterfactual-options K=V`` shows what
     ``readout(counterfactual=, counterfactual_options=)`` computes: the JSON section equals
     compare() with the options given (and qid as the query column, the section's default),
@@ -75,15 +75,20 @@ def test_cli_readout_counterfactual_equals_the_api(capsys):
     from onlineeval.cli import main
     from onlineeval.formatting import number
 
+    # the counterfactual reads the whole A/B log, the readout its experiment's users (the
+    # same numbers, tests/report/test_sample_study.py)
     ab = str(SAMPLE / "ab")
-    argv = ["readout", ab, "--experiment", "s100_vs_s080", "--runs", ",".join(RUNS),
+    part = str(sample_experiment_logs("s100_vs_s080") / "ab")
+    argv = ["readout", part, "--experiment", "s100_vs_s080", "--runs", ",".join(RUNS),
             "--qrels", str(SAMPLE / "qrels.txt"), "--secondary", "none",
             "--counterfactual", ab, "--counterfactual-options",
             "estimator=ips,metric=clicks@5,max_rank=5"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert main([*argv, "--format", "json"]) == 0
-        got = json.loads(capsys.readouterr().out)["counterfactual"]
+        # one readout: the terminal text on stdout, the JSON (ro.to_dict(), as --format json
+        # prints it) in the file
+        assert main([*argv, "--json", str(tmp_path / "r.json")]) == 0
+        got = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["counterfactual"]
         want = compare(onlineeval.load_logs(ab), *RUNS, query="qid", estimator="ips",
                        metric="clicks@5", max_rank=5)
     assert (got["estimator"], got["metric"]) == ("ips", "clicks@5")
@@ -92,9 +97,6 @@ def test_cli_readout_counterfactual_equals_the_api(capsys):
          want.result.p_value), rel=1e-9)
     assert (got["control_value"], got["treatment_value"]) == pytest.approx(
         (want.control.value, want.treatment.value), rel=1e-9)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert main(argv) == 0
     text = " ".join(capsys.readouterr().out.split())  # the text wraps its lines
     assert f"Δ clicks@5 {number(want.result.estimate, signed=True)} [" in text
 

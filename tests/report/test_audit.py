@@ -575,9 +575,22 @@ def _cli(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
     return code, got.out, got.err
 
 
+@pytest.fixture(scope="module")
+def cli_json() -> dict[str, tuple[int, str, str]]:
+    """``_cli([*CLI_CASES[name], "--format", "json"])`` by name, each run once for the tests
+    that read it (exit status, stdout, stderr; filled on first use)."""
+    return {}
+
+
+def _cli_json(name: str, cli_json, capsys, monkeypatch) -> tuple[int, str, str]:
+    if name not in cli_json:
+        cli_json[name] = _cli([*CLI_CASES[name], "--format", "json"], capsys, monkeypatch)
+    return cli_json[name]
+
+
 @pytest.mark.parametrize("name", sorted(CLI_CASES))
-def test_cli_json_is_only_json_and_equals_csv(name, capsys, monkeypatch):
-    code, out_json, _ = _cli([*CLI_CASES[name], "--format", "json"], capsys, monkeypatch)
+def test_cli_json_is_only_json_and_equals_csv(name, cli_json, capsys, monkeypatch):
+    code, out_json, _ = _cli_json(name, cli_json, capsys, monkeypatch)
     assert code == 0
     parsed = json.loads(out_json)  # stdout holds nothing but the JSON
     records = parsed["results"] if name == "abtest" else parsed
@@ -598,15 +611,17 @@ def test_cli_json_is_only_json_and_equals_csv(name, capsys, monkeypatch):
                 [None if pd.isna(v) else str(v) for v in b], col
 
 
-def test_cli_json_equals_the_api(capsys, monkeypatch):
-    code, out, _ = _cli([*CLI_CASES["abtest"], "--format", "json"], capsys, monkeypatch)
+def test_cli_json_equals_the_api(cli_json, capsys, monkeypatch):
+    code, out, _ = _cli_json("abtest", cli_json, capsys, monkeypatch)
+    assert code == 0
     api = onlineeval.abtest(onlineeval.load_logs(SAMPLE / "ab"), experiment="s260_vs_s040")
     parsed = json.loads(out)
     assert parsed["srm"]["units"] == api.attrs["srm"]["units"]
     got = pd.DataFrame(parsed["results"])
     for col in ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted"):
         np.testing.assert_allclose(got[col], api[col], rtol=1e-12, err_msg=col)
-    code, out, _ = _cli([*CLI_CASES["online"], "--format", "json"], capsys, monkeypatch)
+    code, out, _ = _cli_json("online", cli_json, capsys, monkeypatch)
+    assert code == 0
     api = onlineeval.online_metrics(onlineeval.load_logs(SAMPLE / "ab"),
                                     by=["experiment", "variant"])
     got = pd.DataFrame(json.loads(out))
@@ -799,8 +814,8 @@ def _api_for(name: str) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("name", ["positions", "top-queries", "power", "interleave", "compare"])
-def test_cli_json_numbers_equal_the_api(name, capsys, monkeypatch):
-    code, out, _ = _cli([*CLI_CASES[name], "--format", "json"], capsys, monkeypatch)
+def test_cli_json_numbers_equal_the_api(name, cli_json, capsys, monkeypatch):
+    code, out, _ = _cli_json(name, cli_json, capsys, monkeypatch)
     assert code == 0
     got = pd.DataFrame(json.loads(out))
     want = _api_for(name)

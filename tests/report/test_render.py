@@ -55,8 +55,7 @@ class Parsed(HTMLParser):
             self.stack.pop()
 
 
-@pytest.fixture
-def study_file(tmp_path):
+def _write_study(tmp_path):
     (tmp_path / "runs").mkdir()
     (tmp_path / "ab").mkdir()
     (tmp_path / "il").mkdir()
@@ -72,6 +71,11 @@ def study_file(tmp_path):
     p = tmp_path / "study.toml"
     p.write_text("\n".join(lines) + "\n")
     return p
+
+
+@pytest.fixture
+def study_file(tmp_path):
+    return _write_study(tmp_path)
 
 
 def _result(estimate, half, p, p_adjusted=None, correction="holm", n=50, unit="query",
@@ -147,8 +151,7 @@ def _fake_curves(exp, logs):
     return pd.DataFrame(rows)
 
 
-@pytest.fixture
-def fake(monkeypatch, readout_of):
+def _install_fakes(monkeypatch, readout_of):
     def fake_ab(study, exp, logs):
         # the per-experiment readout the report shows (its numbers: conftest.make_readout)
         df, srm, message = _fake_ab(study, exp, logs)
@@ -163,6 +166,26 @@ def fake(monkeypatch, readout_of):
     monkeypatch.setattr(build, "_per_query_interleaving", _fake_pq_il)
     monkeypatch.setattr(build, "_per_query_ab", _fake_pq_ab)
     monkeypatch.setattr(build._LogCache, "get", lambda self, path, columns=None: object())
+
+
+@pytest.fixture
+def fake(monkeypatch, readout_of):
+    _install_fakes(monkeypatch, readout_of)
+
+
+@pytest.fixture(scope="module")
+def fake_written(tmp_path_factory):
+    """``write_report`` of the fake study: its HTML and JSON, drawn once for the tests that
+    only read them (treat them as read-only)."""
+    from .conftest import make_readout
+
+    base = tmp_path_factory.mktemp("fake-study")
+    study = _write_study(base)
+    out, js = base / "out" / "report.html", base / "out" / "report.json"
+    with pytest.MonkeyPatch.context() as mp:
+        _install_fakes(mp, make_readout)
+        write_report(study, out, js)
+    return out.read_text(encoding="utf-8"), json.loads(js.read_text())
 
 
 def test_report_numbers(study_file, fake):
@@ -198,12 +221,10 @@ def test_report_numbers(study_file, fake):
     assert tau.loc[("offline:ndcg_cut_10", "ab:ctr"), "kendall_tau"] == pytest.approx(1.0)
 
 
-def test_report_html_renders_every_section_and_plot(study_file, fake, tmp_path):
-    out = tmp_path / "out" / "report.html"
-    js = tmp_path / "out" / "report.json"
-    write_report(study_file, out, js)
+def test_report_html_renders_every_section_and_plot(fake_written):
+    text, data = fake_written
     page = Parsed()
-    page.feed(out.read_text(encoding="utf-8"))
+    page.feed(text)
     for section in SECTIONS:
         assert section in page.sections
     for name in FAKE:
@@ -217,11 +238,9 @@ def test_report_html_renders_every_section_and_plot(study_file, fake, tmp_path):
         assert src.startswith(prefix)
         assert base64.b64decode(src[len(prefix):])[:8] == b"\x89PNG\r\n\x1a\n"
     assert page.external == [] and "script" not in page.tags and "link" not in page.tags
-    text = out.read_text(encoding="utf-8")
     assert "Fake &lt;study&gt;" in text  # escaped, never raw
     assert "offline ndcg_cut_10 and interleaving agree in sign: 3 of 3" in text
     assert "SAMPLE RATIO MISMATCH" in text and "tiny" in text
-    data = json.loads(js.read_text())
     assert data["agreement"]["interleaving"]["summary"]["n_agree"] == 3
     assert [e["name"] for e in data["experiments"]] == list(FAKE)
     assert data["experiments"][3]["srm"]["mismatch"] is True
@@ -230,9 +249,8 @@ def test_report_html_renders_every_section_and_plot(study_file, fake, tmp_path):
 
 
 def test_report_has_a_table_of_contents_and_no_table_wider_than_the_page(
-        study_file, fake, html_tools):
-    r = build.build_report(study_file)
-    page = html_tools.parse(render_html(r))
+        fake_written, html_tools):
+    page = html_tools.parse(fake_written[0])
     assert "contents" in page.ids and page.links
     assert set(page.links) <= set(page.ids)
     assert {f"readout-{name}" for name in FAKE} <= set(page.links)
@@ -240,7 +258,7 @@ def test_report_has_a_table_of_contents_and_no_table_wider_than_the_page(
     html_tools.assert_tables_fit(page)
 
 
-def test_report_says_when_large_margins_disagree(study_file, fake, monkeypatch):
+def test_report_says_when_large_margins_disagree(study_file, fake, no_plots, monkeypatch):
     monkeypatch.setitem(FAKE, "win", (0.10, -0.05, 0.01, -0.01))
     r = build.build_report(study_file)
     assert r.large_margin["all_agree"] is False and r.large_margin["disagree"] == ["win"]
@@ -251,12 +269,17 @@ def test_report_says_when_large_margins_disagree(study_file, fake, monkeypatch):
 
 @pytest.fixture
 def no_plots(monkeypatch):
-    """CLI tests check the wiring, not the plots (drawn for real in the tests above)."""
-    from onlineeval.report import render
+    """Tests of the wiring and the text, not the plots (drawn for real by fake_written and
+    test_offline_only_study_renders): the report's plots and its readout sections' plots
+    are a constant PNG."""
+    from onlineeval.report import readout_page, render
 
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
     for name in ("scatter_offline_online", "forest_ab", "position_ctr_curves"):
         monkeypatch.setattr(render, name, lambda *a, **k: png)
+    for name in ("position_ctr_curves", "confidence_sequence", "cumulative_effect",
+                 "forest_lifts", "segment_effects"):
+        monkeypatch.setattr(readout_page, name, lambda *a, **k: png)
 
 
 def test_cli_report(study_file, fake, no_plots, tmp_path, capsys):
@@ -295,16 +318,17 @@ def test_offline_only_study_renders(study_file, fake, tmp_path):
     r = build.build_report(study_file)
     assert r.outcomes == [] and r.agreements == {} and len(r.tau) == 0
     assert r.large_margin["all_agree"] is None and r.large_margin["n"] == 3
+    html = render_html(r)
     page = Parsed()
-    page.feed(render_html(r))
+    page.feed(html)
     assert set(SECTIONS) <= set(page.sections)
     assert len(page.images["scatter"]) == 1  # an empty panel saying "no data"
     assert "forest" not in page.images and "position-ctr" not in page.images
-    assert "none has an interleaving readout" in render_html(r)
+    assert "none has an interleaving readout" in html
     json.dumps(report_dict(r), allow_nan=False)
 
 
-def test_load_exclusions_are_shown(study_file, fake):
+def test_load_exclusions_are_shown(study_file, fake, no_plots):
     r = build.build_report(study_file)
     r.load_notes = {"/logs/ab": "loaded /logs/ab: clicks 10 rows (2 excluded)"}
     assert "Rows excluded while loading /logs/ab: loaded /logs/ab: clicks 10 rows (2 excluded)" \
