@@ -29,8 +29,10 @@ class Table:
     # rows read, and non-null values of each checked optional column (set by validation)
     rows: int = 0
     non_null: dict[str, int] = field(default_factory=dict)
-    #: validation stored the check view's rows in a temporary table (a small text table:
-    #: see onlineeval.logs.validate), which the later views read instead of the files
+    #: validation is to store the check view's rows in a temporary table (a small text
+    #: table or DataFrame: see onlineeval.logs.validate.storable), so no typed view is made
+    store_rows: bool = False
+    #: validation stored them: the later views read that table instead of the files
     stored: bool = False
 
     @property

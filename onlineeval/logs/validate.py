@@ -91,21 +91,26 @@ STORE_BYTES = 1 << 20
 STORE_ROWS = 20_000
 
 
-def _store(con: duckdb.DuckDBPyConnection, t: Table) -> None:
-    """Store the check view's rows of a small text table or DataFrame (see STORE_BYTES);
-    called before the table's first pass, so a file that cannot be read fails where it
-    did."""
-    if t.stored or not engines.is_duckdb(con):
-        return
+def storable(con: duckdb.DuckDBPyConnection, t: Table) -> bool:
+    """Whether validation will store the check view's rows of ``t`` (see STORE_BYTES)."""
+    if not engines.is_duckdb(con):
+        return False
     src = t.source
     if src.format in ("csv", "tsv"):
-        small = sum(_file_size(f) for f in src.files) <= STORE_BYTES
-    else:
-        small = src.format == "dataframe" and src.rows is not None and src.rows <= STORE_ROWS
-    if small:
+        return sum(_file_size(f) for f in src.files) <= STORE_BYTES
+    return src.format == "dataframe" and src.rows is not None and src.rows <= STORE_ROWS
+
+
+def _store(con: duckdb.DuckDBPyConnection, t: Table) -> None:
+    """Store the check view's rows of a small text table or DataFrame (``t.store_rows``, see
+    STORE_BYTES); called before the table's first pass, so a file that cannot be read fails
+    where it did."""
+    if t.stored:
+        return
+    if t.store_rows:
         _create(con, t, t.store, "logs/copy", table=True, source=[t.check])
         t.stored = True
-    else:  # one a log loaded earlier into this connection stored
+    elif engines.is_duckdb(con):  # one a log loaded earlier into this connection stored
         queries.drop_table(con, t.store)
 
 
