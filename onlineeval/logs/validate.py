@@ -11,6 +11,10 @@ switches). Reasons (see :data:`onlineeval.logs.report.REASONS`) are assigned per
 fixed order, so every excluded row is counted exactly once; when a log has repeated ranks the
 counts come from an explicit row-by-row classification instead.
 
+A small text table or DataFrame (STORE_BYTES, STORE_ROWS) is first copied, with its
+conversions, into a temporary table that every later query of the table reads: on a small
+log planning the queries costs more than reading, and the copy is cheaper to plan over.
+
 On Parquet results whose footers show every row valid (no null search_id, rank or doc_id, no
 rank < 1; no column needing a value check), the first results pass reads only search_id for
 its join: the footer statistics answer the rest without reading data.
