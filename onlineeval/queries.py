@@ -134,6 +134,17 @@ class Query:
     def render(self, **chosen: Sequence[str | tuple[str, ...]] | bool) -> str:
         """Return the SQL text with the switches applied and the identifier placeholders
         filled with quoted names: ``render(by=["a"], dup=True)``."""
+        key = _render_key(self, chosen)
+        text = _RENDERED.get(key) if key is not None else None
+        if text is None:
+            text = self._render(chosen)
+            if key is not None:
+                if len(_RENDERED) >= _RENDERED_MAX:
+                    _RENDERED.clear()
+                _RENDERED[key] = text
+        return text
+
+    def _render(self, chosen: dict[str, Any]) -> str:
         declared = set(self.identifiers) | set(self.switches)
         if set(chosen) != declared:
             raise InvalidParameterError(
@@ -175,6 +186,29 @@ class Query:
             return dict(values)
         used = set(_PARAM.findall(sql))
         return {k: v for k, v in values.items() if k in used}
+
+
+#: rendered texts by query and choices: a small log's load renders the same few dozen
+#: queries each time, and rendering (comments out, switches, quoting) costs as much as a
+#: cheap query; bounded, as identifiers hold user column names
+_RENDERED: dict[tuple[Any, ...], str] = {}
+_RENDERED_MAX = 4096
+
+
+def _render_key(query: Query, chosen: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A hashable key for rendering ``query`` with ``chosen``, or None when a choice is not
+    a bool or a list of names (render then refuses or renders it uncached)."""
+    items = []
+    for name, value in sorted(chosen.items()):
+        if isinstance(value, bool):
+            items.append((name, value))
+        elif isinstance(value, list | tuple) and all(
+                isinstance(v, str) or (isinstance(v, tuple) and all(isinstance(p, str) for p in v))
+                for v in value):
+            items.append((name, type(value).__name__, tuple(value)))
+        else:
+            return None
+    return (query.name, query.text, tuple(items))
 
 
 def _sql_lines(text: str) -> str:

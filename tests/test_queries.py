@@ -210,3 +210,25 @@ def test_online_metrics_leave_nothing_in_a_file_backed_database(tmp_path):
     con = duckdb.connect(str(db))
     assert con.execute("select view_name from duckdb_views() where not internal "
                        "union all select table_name from duckdb_tables()").fetchall() == []
+
+
+def test_a_render_is_reused_and_its_checks_still_apply(monkeypatch):
+    """The rendered text is kept per query and choices (a small log's load renders the same
+    queries each time); a cached text answers only the choices it was made for."""
+    q = queries.parse("t/cached", Path("q.sql"), "-- identifiers: by\n-- switches: dup\n"
+                      "select {{by,}} 1 {{#dup}}+ 1{{/dup}} from t")
+    calls = []
+    original = queries.Query._render
+    monkeypatch.setattr(queries.Query, "_render",
+                        lambda self, chosen: calls.append(dict(chosen)) or original(self, chosen))
+    names = ["a"]
+    first = q.render(by=names, dup=True)
+    assert q.render(by=["a"], dup=True) == first == 'select "a", 1 + 1 from t'
+    assert len(calls) == 1
+    names.append("b")  # the cache holds a copy of the choices, not the caller's list
+    assert q.render(by=names, dup=True) == 'select "a", "b", 1 + 1 from t'
+    assert q.render(by=["a"], dup=False) == 'select "a", 1  from t'
+    assert len(calls) == 3
+    for bad in ({"by": "a", "dup": True}, {"by": ["a"], "dup": 1}, {"by": ["a"]}):
+        with pytest.raises(InvalidParameterError):
+            q.render(**bad)

@@ -39,7 +39,7 @@ from onlineeval.logs.schema import SCHEMA, SQL_TYPE, TABLES, Column, column_name
 from onlineeval.logs.sources import Source, open_table
 from onlineeval.logs.tables import PREFIX as _PREFIX
 from onlineeval.logs.tables import Table as _Table
-from onlineeval.logs.validate import validate
+from onlineeval.logs.validate import storable, validate
 from onlineeval.queries import quote_ident as qi
 
 
@@ -482,9 +482,10 @@ def _placeholder(tables: dict[str, _Table], table: str, col: Column) -> str:
 def _create_source_views(
     con: duckdb.DuckDBPyConnection, t: _Table, all_tables: dict[str, _Table],
 ) -> None:
-    """The raw view (the source as read), the typed view (canonical names and types) and
-    the check view (typed, plus per value-checked column its bad-value flag and its source
-    value), all lazy."""
+    """The raw view (the source as read), the typed view (canonical names and types; not
+    for a table validation will store, whose copy holds these columns) and the check view
+    (typed, plus per value-checked column its bad-value flag and its source value), all
+    lazy."""
     # register() makes a temporary view, even on a file-backed connection
     con.register(t.raw, t.source.relation)
     check_cols, typed_cols = [], []
@@ -500,8 +501,10 @@ def _create_source_views(
             expr = _placeholder(all_tables, t.name, col)
         typed_cols.append(casting.named(expr, col.name))
     typed_cols += [casting.named(qi(t.columns[x]), x) for x in t.extras]
+    t.store_rows = storable(con, t)
     try:
-        queries.project(con, t.typed, t.raw, typed_cols)
+        if not t.store_rows:  # a stored table's typed columns are read from its copy
+            queries.project(con, t.typed, t.raw, typed_cols)
         queries.project(con, t.check, t.raw, typed_cols + check_cols)
     except duckdb.Error as exc:
         text = str(exc).strip().splitlines()

@@ -52,6 +52,7 @@ class Source:
     relation: duckdb.DuckDBPyRelation
     files: tuple[str, ...] = ()
     hive: bool = False  # partition columns come from key=value folders
+    rows: int | None = None  # rows of an in-memory table, when known without a query
 
 
 def _hive(files: list[str], root: str) -> bool:
@@ -130,7 +131,7 @@ def _in_memory(con: duckdb.DuckDBPyConnection, table: str, spec: Any) -> Source 
     _check_names(names, what)
     label = f"{kind} {table}="
     if kind == "DataFrame":
-        return Source(table, label, "dataframe", con.from_df(spec))
+        return Source(table, label, "dataframe", con.from_df(spec), rows=len(spec))
     if isinstance(spec, pa.RecordBatchReader):
         return Source(table, label, "arrow", _copied(con, table, spec))
     return Source(table, label, "arrow", con.from_arrow(spec))

@@ -29,6 +29,11 @@ class Table:
     # rows read, and non-null values of each checked optional column (set by validation)
     rows: int = 0
     non_null: dict[str, int] = field(default_factory=dict)
+    #: validation is to store the check view's rows in a temporary table (a small text
+    #: table or DataFrame: see onlineeval.logs.validate.storable), so no typed view is made
+    store_rows: bool = False
+    #: validation stored them: the later views read that table instead of the files
+    stored: bool = False
 
     @property
     def raw(self) -> str:
@@ -40,6 +45,23 @@ class Table:
         """The typed columns plus, per value-checked column, a flag ``_oe_bad_<col>`` (the
         source value cannot be read as its kind) and the source value ``_oe_src_<col>``."""
         return f"{PREFIX}check_{self.name}"
+
+    @property
+    def store(self) -> str:
+        """The temporary table validation may store the check view's rows in."""
+        return f"{PREFIX}stored_{self.name}"
+
+    @property
+    def check_rows(self) -> str:
+        """Where the check view's rows are read: the table validation stored them in, or
+        the view itself."""
+        return self.store if self.stored else self.check
+
+    @property
+    def typed_rows(self) -> str:
+        """Where the typed columns are read: the stored check rows (a superset of the typed
+        view's columns) or the typed view."""
+        return self.check_rows if self.stored else self.typed
 
     @property
     def typed(self) -> str:

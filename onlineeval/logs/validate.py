@@ -11,6 +11,10 @@ switches). Reasons (see :data:`onlineeval.logs.report.REASONS`) are assigned per
 fixed order, so every excluded row is counted exactly once; when a log has repeated ranks the
 counts come from an explicit row-by-row classification instead.
 
+A small text table or DataFrame (STORE_BYTES, STORE_ROWS) is first copied, with its
+conversions, into a temporary table that every later query of the table reads: on a small
+log planning the queries costs more than reading, and the copy is cheaper to plan over.
+
 On Parquet results whose footers show every row valid (no null search_id, rank or doc_id, no
 rank < 1; no column needing a value check), the first results pass reads only search_id for
 its join: the footer statistics answer the rest without reading data.
@@ -21,6 +25,7 @@ module chooses which query runs, with which switches, and reads the counts back.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import duckdb
@@ -79,6 +84,45 @@ def _guard(con: duckdb.DuckDBPyConnection, t: Table, run: Any) -> Any:
         if error is None:
             raise
         raise error from None
+
+
+#: a text table (CSV, TSV) of at most this many bytes, or a DataFrame of at most this many
+#: rows, is read once into a temporary table that validation and the clean views read
+#: instead: on a small log the cost of a query is planning it, and a plan over a stored
+#: table is cheaper than one over the file reader and the conversions. Larger tables stay
+#: where they are (read lazily: the copy would cost memory and a pass).
+STORE_BYTES = 1 << 20
+STORE_ROWS = 20_000
+
+
+def storable(con: duckdb.DuckDBPyConnection, t: Table) -> bool:
+    """Whether validation will store the check view's rows of ``t`` (see STORE_BYTES)."""
+    if not engines.is_duckdb(con):
+        return False
+    src = t.source
+    if src.format in ("csv", "tsv"):
+        return sum(_file_size(f) for f in src.files) <= STORE_BYTES
+    return src.format == "dataframe" and src.rows is not None and src.rows <= STORE_ROWS
+
+
+def _store(con: duckdb.DuckDBPyConnection, t: Table) -> None:
+    """Store the check view's rows of a small text table or DataFrame (``t.store_rows``, see
+    STORE_BYTES); called before the table's first pass, so a file that cannot be read fails
+    where it did."""
+    if t.stored:
+        return
+    if t.store_rows:
+        _create(con, t, t.store, "logs/copy", table=True, source=[t.check])
+        t.stored = True
+    elif engines.is_duckdb(con):  # one a log loaded earlier into this connection stored
+        queries.drop_table(con, t.store)
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return STORE_BYTES + 1  # not a plain local file: leave it where it is
 
 
 def _bad_flags(t: Table) -> list[str]:
@@ -150,7 +194,8 @@ def validate(con: duckdb.DuckDBPyConnection, tables: dict[str, Table],
             _results(con, tables["results"], report, classified, excluded_sids)
         else:
             _create(con, tables["searches"], "results", "logs/results/empty",
-                    searches=[tables["searches"].typed], clicks=[tables["clicks"].typed])
+                    searches=[tables["searches"].typed_rows],
+                    clicks=[tables["clicks"].typed_rows])
         bar.update()
         _clicks(con, tables, report, classified, excluded_sids, facts)
         _final_searches(con, tables)
@@ -191,13 +236,14 @@ _REQUIRED_WHEN_GIVEN = ("ts", "session_id")
 def _searches(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
               classified: dict[str, str],
               when_given: tuple[str, ...] = _REQUIRED_WHEN_GIVEN) -> bool:
+    _store(con, t)
     required = ["search_id", "user_id"] + [c for c in when_given if t.has(c)]
     # an empty text id is missing too (logs/searches/flag says why)
     text = [c for c in required if t.types.get(c) == "VARCHAR"]
     null = {"text_required": text, "other_required": [c for c in required if c not in text]}
-    _create(con, t, t.flagged, "logs/searches/flag", source=[t.check], **null)
+    _create(con, t, t.flagged, "logs/searches/flag", source=[t.check_rows], **null)
     optional, bad = _optional(t), _bad_flags(t)
-    row = list(_query(con, t, "logs/searches/pass", source=[t.check], optional=optional,
+    row = list(_query(con, t, "logs/searches/pass", source=[t.check_rows], optional=optional,
                       bad=bad, **null)[0])
     filled, bad_counts = row[:len(optional)], row[len(optional):len(optional) + len(bad)]
     n, n_null, n_distinct, n_sid = row[len(optional) + len(bad):]
@@ -251,14 +297,15 @@ RESULT_REASONS = ["null_required", "rank_below_1", "duplicate_rank", "search_exc
 def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
              classified: dict[str, str], excluded_sids: bool) -> None:
     """Validate results and create their view."""
-    _create(con, t, t.flagged, "logs/results/flag", source=[t.check])
+    _store(con, t)
+    _create(con, t, t.flagged, "logs/results/flag", source=[t.check_rows])
     bad, optional = _bad_flags(t), _optional(t)
     # Pass 1, row by row joined to the kept searches: rows, nulls, ranks < 1, rows of
     # excluded or unknown searches, bad values, filled optional columns.
     row = _results_pass1_from_footer(con, t, optional, excluded_sids)
     if row is None:
         got = [int(v or 0) for v in _query(
-            con, t, "logs/results/pass", source=[t.check], bad=bad, optional=optional,
+            con, t, "logs/results/pass", source=[t.check_rows], bad=bad, optional=optional,
             excluded=excluded_sids)[0]]
         bad_counts, filled = got[:len(bad)], got[len(bad):len(bad) + len(optional)]
         row = [*got[len(bad) + len(optional):], *bad_counts, *filled]
@@ -270,11 +317,11 @@ def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
     # Pass 2, repeated ranks (logs/results/rank_suspects says how), confirmed exactly
     # (a DuckDB-only pre-check: on another engine every log is a suspect)
     suspect = not engines.is_duckdb(con) or _query(
-        con, t, "logs/results/rank_suspects", source=[t.typed])[0][0]
+        con, t, "logs/results/rank_suspects", source=[t.typed_rows])[0][0]
     dup = False
     if suspect:
         _create(con, t, _DUP_RANKS, "logs/results/duplicate_ranks", table=True,
-                source=[t.typed])
+                source=[t.typed_rows])
         dup = _size(con, t, _DUP_RANKS)[0] > 0
     _create(con, t, t.classified, "logs/results/classified", source=[t.flagged], dup=dup,
             excluded=excluded_sids)
@@ -286,7 +333,7 @@ def _results(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
     orphans = bool(by["search_excluded"] or by["unknown_search"])
     if orphans:
         _create(con, t, _RES_BAD_SIDS, "logs/results/orphan_ids", table=True,
-                source=[t.typed])
+                source=[t.typed_rows])
     _create(con, t, "results", "logs/results/clean", source=[t.flagged], dup=dup,
             orphans=orphans, nulls=bool(by["null_required"]),
             low_ranks=bool(by["rank_below_1"]))
@@ -310,7 +357,7 @@ def _results_pass1_from_footer(con: duckdb.DuckDBPyConnection, t: Table, optiona
     filled, (n, sids, ranks, docs, min_rank) = list(stats[:len(optional)]), stats[len(optional):]
     if not (sids == ranks == docs == n) or (n and min_rank < 1):
         return None
-    lost = _query(con, t, "logs/results/unknown_searches", source=[t.typed],
+    lost = _query(con, t, "logs/results/unknown_searches", source=[t.typed_rows],
                   excluded=excluded_sids)[0]
     return [n, 0, 0, lost[0], lost[1], *filled]
 
@@ -325,8 +372,9 @@ def _clicks_prepass(con: duckdb.DuckDBPyConnection, tables: dict[str, Table],
                     report: LoadReport) -> dict[str, int]:
     """Count clicks, check their values, count clicks with only a rank or only a doc_id."""
     t = tables["clicks"]
+    _store(con, t)
     bad, optional = _bad_flags(t), _optional(t)
-    row = _query(con, t, "logs/clicks/pass", source=[t.check], bad=bad, optional=optional)[0]
+    row = _query(con, t, "logs/clicks/pass", source=[t.check_rows], bad=bad, optional=optional)[0]
     n, rank_only, doc_only = row[len(bad) + len(optional):]
     _raise_bad_values(con, t, list(row[:len(bad)]), n)
     _note_empty(report, t, list(row[len(bad):len(bad) + len(optional)]), n)
@@ -339,7 +387,7 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, Table], report: Lo
     """Classify clicks (joined to the kept searches and results) and create their view."""
     t = tables["clicks"]
     has_results = "results" in tables
-    _create(con, t, t.flagged, "logs/clicks/flag", source=[t.check])
+    _create(con, t, t.flagged, "logs/clicks/flag", source=[t.check_rows])
     # joins to the results, needed to check (and fill) what was clicked
     by_rank = has_results and t.has("rank")
     by_doc = has_results and facts["doc_only"] > 0
@@ -387,7 +435,8 @@ def _events(con: duckdb.DuckDBPyConnection, t: Table, report: LoadReport,
     """Validate the events and create their view. Only rows lacking a required value are
     excluded here; whether an event belongs to a search of the log is attribution's question
     (online/attribution counts the ones that do not, by reason)."""
-    _create(con, t, t.flagged, "logs/events/flag", source=[t.check],
+    _store(con, t)
+    _create(con, t, t.flagged, "logs/events/flag", source=[t.check_rows],
             text_user=t.types.get("user_id") == "VARCHAR",
             text_search=t.types.get("search_id") == "VARCHAR")
     bad, optional = _bad_flags(t), _optional(t)
