@@ -58,6 +58,21 @@ class FakeTTY:
         return "".join(self.parts)
 
 
+@pytest.fixture(scope="session")
+def load_script() -> Callable[[Path], Any]:
+    """Import a script of the repository that is not part of the package (a bench, a
+    docs tool) from its path, as a module named after its file."""
+    import importlib.util
+
+    def load(path: Path) -> Any:
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
 @pytest.fixture
 def tty_stderr(monkeypatch: pytest.MonkeyPatch) -> Callable[[], FakeTTY]:
     """Call it inside the test to replace sys.stderr by a fake terminal.

@@ -364,11 +364,9 @@ def unit_arrays(df: pd.DataFrame, known: list[str], cuped: bool) -> UnitData:
             out[:, -1] = has
         arms[str(variant)] = out
         ids[str(variant)] = rows["unit"].to_numpy()
-    first = df["first_ts"].iloc[exp.index].min() if len(exp) else None
-    last = df["last_ts"].iloc[exp.index].max() if len(exp) else None
     window = {
-        "first_exposure": _ts(first) if len(exp) else None,
-        "last_exposure": _ts(last) if len(exp) else None,
+        "first_exposure": _ts(df["first_ts"].iloc[exp.index].min()) if len(exp) else None,
+        "last_exposure": _ts(df["last_ts"].iloc[exp.index].max()) if len(exp) else None,
     }
     return UnitData(arms=arms, columns=columns, known_variants=known, excluded=excluded,
                     window=window, ids=ids)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,9 @@ pytest.importorskip("pyspark")  # the check is the parity suite's assert_same
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "spark_bench.py"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("spark_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def bench_run(tmp_path_factory):
-    bench = _bench()
+def bench_run(tmp_path_factory, load_script):
+    bench = load_script(BENCH)
     data = bench.make_log(200, "200", tmp_path_factory.mktemp("spark_bench"))
     _, results = bench.pipeline(lambda: bench._load_duckdb(data, "1GB", 2))
     return bench, results

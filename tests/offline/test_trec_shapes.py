@@ -10,7 +10,6 @@ and from pytrec_eval-style dicts, and every per-query value must equal pytrec_ev
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -26,16 +25,9 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "offline_bench.py"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("offline_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def bench():
-    return _bench()
+def bench(load_script):
+    return load_script(BENCH)
 
 
 @pytest.mark.parametrize("shape", ["gov2", "clueweb", "msmarco"])

@@ -4,7 +4,6 @@ is written. Skipped where Chromium is not installed (Debian package ``chromium``
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -20,11 +19,8 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def shots():
-    spec = importlib.util.spec_from_file_location("screenshots", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def shots(load_script):
+    return load_script(SCRIPT)
 
 
 def test_tables_fit_the_page_in_chromium(shots, readout_of, tmp_path) -> None:
