@@ -34,7 +34,7 @@ from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.interleaving import outcomes
 from onlineeval.interleaving.readout import _orient
 from onlineeval.interleaving.significance import UserTest, user_test
-from onlineeval.interleaving.teams import one_pair
+from onlineeval.interleaving.teams import of_experiment, one_pair
 from onlineeval.levels import check_level
 from onlineeval.logs.coerce import as_logs
 from onlineeval.stats.sequential import (
@@ -81,8 +81,8 @@ def sequential_interleaving(
                    treatment_first=True)
     exp, team_t, team_c = one_pair(rows, experiment, treatment, control)[
         ["experiment", "team_a", "team_b"]]
-    rows = rows[(rows["team_a"] == team_t) & (rows["team_b"] == team_c) & rows[
-        "experiment"].map(lambda v: v == exp or (pd.isna(v) and pd.isna(exp)))]
+    rows = rows[(rows["team_a"] == team_t) & (rows["team_b"] == team_c)
+                & of_experiment(rows["experiment"], exp)]
     no_day = rows["day"].isna().to_numpy()
     excluded = {"pages_without_ts": int(rows.loc[no_day, "impressions"].sum())}
     if excluded["pages_without_ts"]:

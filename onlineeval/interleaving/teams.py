@@ -89,5 +89,13 @@ def one_pair(rows: pd.DataFrame, experiment: str | None, treatment: str | None,
     return rows.loc[pairs.index[0]]
 
 
+def of_experiment(experiments: pd.Series, experiment: Any) -> pd.Series:
+    """Which rows of ``experiments`` belong to ``experiment`` (a missing experiment matches
+    the missing ones: a log without experiment names is one experiment)."""
+    if _missing(experiment):
+        return experiments.map(_missing)
+    return experiments.map(lambda v: not _missing(v) and v == experiment)
+
+
 def _missing(value: Any) -> bool:
     return value is None or (not isinstance(value, str) and bool(pd.isna(value)))

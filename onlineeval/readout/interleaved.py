@@ -33,7 +33,7 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
     are read once: the per-query variant and table reuse the readout's page outcomes."""
     from onlineeval.interleaving import interleaving_readout, outcomes
     from onlineeval.interleaving.readout import per_query_rows
-    from onlineeval.interleaving.teams import one_pair
+    from onlineeval.interleaving.teams import of_experiment, one_pair
 
     common = dict(team_a=treatment, control=control, treatment_first=True, alpha=alpha,
                   n_resamples=n_resamples, seed=seed)
@@ -43,7 +43,7 @@ def interleaving_part(logs: Any, experiment: str | None, *, treatment: str | Non
     exp = rec["experiment"]
     queries = per_query_rows(logs, **common)
     q = queries[(queries["team_a"] == a) & (queries["team_b"] == b)
-                & queries["experiment"].map(lambda v: v == exp)].iloc[0]
+                & of_experiment(queries["experiment"], exp)].iloc[0]
     # by the query text, as the per-query Δ_AB above (the agreement joins qrels on qid)
     table = outcomes.per_query(logs, a, b, "query").rename(columns={"qid": "query"})
     user_t = t_statistic(float(rec["p_value"]), float(rec["user_delta"]), float(rec["df"]))

@@ -326,3 +326,15 @@ def test_one_pair_errors_and_choice():
         one_pair(rows.iloc[[1]], None, None, None)
     named = pd.DataFrame({"experiment": ["c_vs_t"], "team_a": ["t"], "team_b": ["c"]})
     assert one_pair(named, None, None, None)["team_a"] == "t"
+
+
+def test_of_experiment_matches_a_missing_experiment_with_the_missing_ones():
+    """Both readouts keep the chosen pair's rows with interleaving.teams.of_experiment: a
+    named experiment matches itself only; a missing one (None or NaN, however the engine
+    returned it) matches every missing one and no named one."""
+    from onlineeval.interleaving.teams import of_experiment
+
+    col = pd.Series(["e1", None, np.nan, "e2", pd.NA], dtype=object)
+    assert of_experiment(col, "e1").tolist() == [True, False, False, False, False]
+    for missing in (None, np.nan, pd.NA):
+        assert of_experiment(col, missing).tolist() == [False, True, True, False, True]
