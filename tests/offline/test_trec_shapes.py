@@ -140,6 +140,17 @@ def test_dict_values_that_are_not_plain_numbers_go_to_the_slow_path(value):
         assert fast_frames.frame_columns({"q": {"a": 1.0, "b": value}}, name, "x") is None
 
 
+@pytest.mark.parametrize("piece", [1, 2, 3, 1 << 14])
+def test_docno_text_check_finds_a_bad_docno_in_any_piece(monkeypatch, piece):
+    # the check joins the docnos piece by piece: a bad one in the last piece still counts
+    monkeypatch.setattr(fast_frames, "_TEXT_PIECE", piece)
+    good = ["GX000-00-0000000", "é", "d\u00a0x", "\U0001f600", "x"]
+    assert fast_frames._text_list_ok(good)
+    for bad in ["a b", "a\tb", "a\x00", "a\x0bb", "a\x0c", "a\r", "a\n", "d\udcff", 7]:
+        assert not fast_frames._text_list_ok([*good, bad]), (piece, bad)
+        assert not fast_frames._text_list_ok([bad, *good]), (piece, bad)
+
+
 def test_decimal_scores_are_read_by_the_slow_path_as_their_float():
     # a sum of Decimals and floats fails, so the fast path steps aside; the slow path reads
     # float(Decimal), the same number as the float written beside it

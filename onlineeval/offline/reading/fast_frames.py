@@ -29,6 +29,7 @@ from onlineeval.offline.reading.dictionary import dictionary_encode
 _FORBIDDEN = np.zeros(256, dtype=bool)
 _FORBIDDEN_CHARS = " \t\n\r\x0b\x0c\x00"
 _FORBIDDEN[[ord(c) for c in _FORBIDDEN_CHARS]] = True
+_TEXT_PIECE = 1 << 14   # docnos per piece of the text check
 
 
 def frame_columns(source: Any, value_name: str, name: str, runid: str = "") -> Columns | None:
@@ -148,17 +149,22 @@ def _integral(values: np.ndarray) -> np.ndarray | None:
 def _text_list_ok(values: list[Any]) -> bool:
     """All str, valid text (no lone surrogates), none holding a character a TREC field cannot
     hold (the caller has made sure that none is empty)."""
-    try:
-        text = "".join(values)
-    except TypeError:
-        return False   # a key that is not str (the slow path converts it)
-    if not text.isascii():   # isascii is a flag of the str: no pass over the text
+    # checked in pieces whose joined text stays in the CPU cache while it is searched: half
+    # the time of joining all 4M docnos of a run at once (bench/README.md, offline section)
+    for lo in range(0, len(values), _TEXT_PIECE):
         try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return False   # lone surrogates: not text
-    # one fast search per character beats encoding and scanning every byte
-    return not any(c in text for c in _FORBIDDEN_CHARS)
+            text = "".join(values[lo:lo + _TEXT_PIECE])
+        except TypeError:
+            return False   # a key that is not str (the slow path converts it)
+        if not text.isascii():   # isascii reads a flag of the str, not the text
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return False   # lone surrogates: not text
+        # one fast search per character beats encoding and scanning every byte
+        if any(c in text for c in _FORBIDDEN_CHARS):
+            return False
+    return True
 
 
 def _forbidden_in(data: np.ndarray) -> bool:
