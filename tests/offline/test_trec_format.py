@@ -146,6 +146,36 @@ def test_qrels_frame_non_integer_grade():
         read_qrels(pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "rel": [1, 0.5]}))
 
 
+@pytest.mark.parametrize("grade", [float("inf"), float("-inf"), 2**63, 2**64 + 1, 1e30, 10**400,
+                                   10**5000], ids=["inf", "-inf", "2^63", "2^64+1", "1e30",
+                                                   "10^400", "10^5000"])
+def test_grades_int64_cannot_hold_are_refused_not_wrapped(grade):
+    # they used to become int64's minimum (a negative grade: "unjudged") without a word, or
+    # raise OverflowError; a qrels file refuses a grade that does not fit in 64 bits too
+    for source in ({"q": {"a": grade, "b": 1}},
+                   pd.DataFrame({"qid": ["q", "q"], "docno": ["a", "b"],
+                                 "rel": pd.Series([grade, 1], dtype=object)})):
+        with pytest.raises(SchemaError, match=r"qrels column 'rel' row 0: .*(not an integer "
+                                              r"that fits in 64 bits|too large)"):
+            read_qrels(source)
+        with pytest.raises(SchemaError):
+            evaluate(source, {"q": {"a": 1.0, "b": 2.0}}, ["num_rel"])
+
+
+def test_grades_at_the_int64_limits_are_read_exactly():
+    q = read_qrels({"q": {"a": 2**63 - 1, "b": -(2**63), "c": 2.0**62}})
+    assert q["rel"].tolist() == [2**63 - 1, -(2**63), 2**62]
+
+
+def test_score_too_large_for_a_float_is_a_schema_error_naming_the_row():
+    # pandas raised OverflowError (a traceback) on an int beyond float64's range
+    with pytest.raises(SchemaError, match=r"run column 'score' row 1: 1000.*\.\.\. is too "
+                                          r"large for a 64-bit number"):
+        read_run({"q": {"a": 1.0, "b": 10**400}})
+    with pytest.raises(SchemaError, match="row 1"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 10**400}}, ["map"])
+
+
 def test_public_readers_same_frame_on_fast_and_scanner_paths(tmp_path):
     lines = [f"q{q} Q0 doc{d} {d} {d / 7:.4f} tag{q}\n" for q in range(3) for d in range(5)]
     clean = write(tmp_path, "clean.run", "".join(lines))

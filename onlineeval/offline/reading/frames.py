@@ -31,13 +31,13 @@ def qrels_frame(source: Any) -> pd.DataFrame:
     import pandas as pd
 
     df = _as_frame(source, "rel", "qrels")
-    rel = pd.to_numeric(df["rel"], errors="coerce")
-    bad = rel.isna() | (rel != np.floor(rel.fillna(0)))
+    rel = _numeric(df["rel"], "qrels", "rel")
+    bad = ~_int64_grades(rel)
     if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
+        row = int(np.flatnonzero(bad)[0])
         raise SchemaError(
-            f"qrels column 'rel' row {row}: grade {_show(df['rel'].iloc[row])} is not an integer; "
-            f"relevance grades must be integers (negative allowed)"
+            f"qrels column 'rel' row {row}: grade {_show(df['rel'].iloc[row])} is not an "
+            f"integer that fits in 64 bits; relevance grades must be integers (negative allowed)"
         )
     return pd.DataFrame({
         "qid": _qid_column(df, "qrels").to_numpy(dtype=object),
@@ -52,7 +52,7 @@ def run_frame(source: Any, what: str = "run") -> pd.DataFrame:
     import pandas as pd
 
     df = _as_frame(source, "score", what)
-    score = pd.to_numeric(df["score"], errors="coerce")
+    score = _numeric(df["score"], what, "score")
     if score.isna().any():
         row = int(np.flatnonzero(score.isna().to_numpy())[0])
         raise SchemaError(
@@ -71,7 +71,55 @@ def run_frame(source: Any, what: str = "run") -> pd.DataFrame:
 
 
 def _show(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:   # an int with more digits than Python converts to text
+        return f"(an integer of {value.bit_length()} bits)"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _numeric(col: pd.Series, what: str, column: str) -> pd.Series:
+    """``pd.to_numeric(col, errors="coerce")``, or a SchemaError naming the row of an int too
+    large for a float (pandas raises OverflowError on it rather than coerce)."""
+    import pandas as pd
+
+    try:
+        return pd.to_numeric(col, errors="coerce")
+    except OverflowError:
+        row = next((i for i, v in enumerate(col) if _overflows(v)), None)
+        where = f" row {row}: {_show(col.iloc[row])}" if row is not None else ": a value"
+        raise SchemaError(
+            f"{what} column {column!r}{where} is too large for a 64-bit number; use values "
+            f"within float64's range"
+        ) from None
+
+
+def _overflows(value: Any) -> bool:
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    except (TypeError, ValueError):
+        return False
+    return False
+
+
+def _int64_grades(rel: pd.Series) -> np.ndarray:
+    """Which values of a to_numeric column are integers that int64 holds exactly: not
+    missing, finite, integral, within -2**63..2**63-1 (a larger value would wrap around or
+    become int64's minimum, a negative grade, in the conversion)."""
+    ok = rel.notna().to_numpy(dtype=bool, copy=True)
+    filled = rel.where(ok, 0)
+    kind = filled.dtype.kind
+    if kind == "f":
+        v = filled.to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            ok &= np.isfinite(v) & (v == np.floor(v)) & (v >= -(2.0**63)) & (v < 2.0**63)
+    elif kind == "u":
+        ok &= filled.to_numpy(dtype=np.uint64) <= np.uint64(np.iinfo(np.int64).max)
+    elif kind not in "ib":
+        ok &= False   # not numbers (to_numeric left an object column)
+    return ok
 
 
 def _nested_dict(source: Mapping[Any, Any], value_name: str, what: str) -> pd.DataFrame:
