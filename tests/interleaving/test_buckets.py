@@ -106,3 +106,28 @@ def test_a_small_limit_reads_in_buckets_what_one_read_cannot(log_200k, monkeypat
     assert buckets > 1 and one == 1
     assert len(whole) == 20_000
     pd.testing.assert_frame_equal(small, whole)
+
+
+def test_the_bucketed_view_answers_for_every_page_when_no_bucket_is_set(monkeypatch):
+    # other readers of the view (the per-query counts of the agreement) read it whole,
+    # bucket unset: the same rows as the view without the bucket switch, and the counts of
+    # outcomes.per_query the same
+    logs = load_logs(ROOT / "sample_logs" / "interleaving")
+    outcomes.page_outcomes(logs)
+    sql = f'SELECT * FROM "{outcomes.PAGE_TABLE}" ORDER BY ALL'
+    one = logs.con.execute(sql).df()
+    teams = sorted(set(one["team_a"]) | set(one["team_b"]))
+    per_query = outcomes.per_query(logs, teams[0], teams[1])
+    monkeypatch.setattr(outcomes, "_buckets", lambda con, rows: 3)
+    outcomes.page_outcomes(logs)
+    assert view_parameters(logs.con, outcomes.PAGE_TABLE, ["buckets"])["buckets"] == 3
+    assert len(one) > 100
+    pd.testing.assert_frame_equal(logs.con.execute(sql).df(), one)
+    pd.testing.assert_frame_equal(outcomes.per_query(logs, teams[0], teams[1]), per_query)
+    # and back to one bucket on the same connection: user_stats reads the view once, not
+    # three times by the count an earlier view left
+    monkeypatch.undo()
+    outcomes.page_outcomes(logs)
+    assert view_parameters(logs.con, outcomes.PAGE_TABLE, ["buckets"])["buckets"] == 1
+    stats = outcomes.user_stats(logs)
+    assert stats["impressions"].sum() == len(one)
