@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,28 +250,43 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
     con = logs.con
     q = load("interleaving/user_stats")
     sql = q.render(by=list(by))
-    buckets = 1
-    if engines.is_duckdb(con):
-        buckets = int(view_parameters(con, PAGE_TABLE, ["buckets"])["buckets"] or 1)
     # one row per user (and query): fetched once DuckDB has let go of its working memory,
     # in the query's order (the bootstrap numbers users by first appearance)
     order = ["experiment", *by, "team_a", "team_b", "user_id"]
-    with Elapsed("reading out interleaved pages"):
-        if buckets == 1:
-            return fetch_df(con, sql, q.bind(), name=f"{PAGE_TABLE}_users", order=order)
-        parts = [f"{PAGE_TABLE}_users_{b}" for b in range(buckets)]
-        try:
-            for b, part in enumerate(parts):
-                set_view_parameters(con, PAGE_TABLE, bucket=b)
-                create(con, part, sql, table=True)
+    name = f"{PAGE_TABLE}_users"
+    with Elapsed("reading out interleaved pages"), _in_buckets(con, sql, {}, name) as parts:
+        if not parts:
+            return fetch_df(con, sql, q.bind(), name=name, order=order)
+        total = load("interleaving/user_stats_parts")
+        return fetch_df(con, total.render(parts=parts), total.bind(), name=name, order=order)
+
+
+def _bucket_count(con: Any) -> int:
+    """The buckets the page-outcomes view of ``con`` is read in (1 on other engines)."""
+    if not engines.is_duckdb(con):
+        return 1
+    return int(view_parameters(con, PAGE_TABLE, ["buckets"])["buckets"] or 1)
+
+
+@contextmanager
+def _in_buckets(con: Any, sql: str, params: dict[str, Any], name: str) -> Iterator[list[str]]:
+    """Store the rendered query ``sql`` over each bucket of the page-outcomes view as the
+    tables ``name_0``, ``name_1``, ...; yield their names (none when the view is read in one
+    bucket: read it as usual), and drop them afterwards."""
+    buckets = _bucket_count(con)
+    parts = [f"{name}_{b}" for b in range(buckets)] if buckets > 1 else []
+    try:
+        for b, part in enumerate(parts):
+            set_view_parameters(con, PAGE_TABLE, bucket=b)
+            create(con, part, sql, table=True, params=params)
+        if parts:
             set_view_parameters(con, PAGE_TABLE, bucket=None)
-            total = load("interleaving/user_stats_parts")
-            return fetch_df(con, total.render(parts=parts), total.bind(),
-                            name=f"{PAGE_TABLE}_users", order=order)
-        finally:
+        yield parts
+    finally:
+        if parts:
             set_view_parameters(con, PAGE_TABLE, bucket=None)
-            for part in parts:
-                drop_table(con, part)
+        for part in parts:
+            drop_table(con, part)
 
 
 def per_query(logs: Any, team: str, other: str, query: str = "query") -> pd.DataFrame:
@@ -284,7 +300,13 @@ def per_query(logs: Any, team: str, other: str, query: str = "query") -> pd.Data
     from onlineeval.interleaving.significance import preference
 
     q = load("agreement/per_query_interleaving")
-    df = logs.con.execute(q.render(query=[query]), q.bind(team=team, other=other)).df()
+    sql, params = q.render(query=[query]), q.bind(team=team, other=other)
+    # a query's pages are those of many users: the buckets' counts are added per query
+    with _in_buckets(logs.con, sql, params, f"{PAGE_TABLE}_queries") as parts:
+        if parts:
+            total = load("agreement/per_query_interleaving_parts")
+            sql, params = total.render(parts=parts), total.bind()
+        df = logs.con.execute(sql, params).df()
     delta = preference(df["wins_t"], df["wins_o"], df["ties"])
     df["delta_q"] = pd.Series(delta, index=df.index).where(df["qid"].notna())
     return df
