@@ -111,6 +111,14 @@ def memory_limit_mb(con: duckdb.DuckDBPyConnection) -> float | None:
         return None
 
 
+def threads(con: duckdb.DuckDBPyConnection) -> int:
+    """The number of threads DuckDB runs the queries of ``con`` on."""
+    from onlineeval.queries import load
+
+    row = con.execute(load("logs/threads").render()).fetchone()
+    return max(1, int(row[0])) if row else 1
+
+
 def _is_duckdb(con: object) -> bool:
     # another engine's connection (onlineeval.engines) names itself in con.engine
     return getattr(con, "engine", "duckdb") == "duckdb" and isinstance(

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ import duckdb
 import pandas as pd
 
 from onlineeval import engines
-from onlineeval.db import fetch_df, memory_limit_mb
+from onlineeval.db import fetch_df, memory_limit_mb, threads
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
 from onlineeval.queries import create, drop_table, load, set_view_parameters, view_parameters
@@ -30,13 +31,14 @@ PAGE_TABLE = "interleaving_page_outcomes"
 TEAMS_TABLE = "interleaving_page_outcome_teams"
 #: ... and as a view (another name: a log read both ways keeps one of each)
 TEAMS_VIEW = "interleaving_page_outcome_teams_view"
-#: rows of the page-outcomes view (pages x pairs) DuckDB reads per bucket and MiB of its
-#: memory limit above BUCKET_RESERVE_MB when summing per user (see user_stats). Measured
-#: with the joins unbucketed (bench/README.md, memory section): 194k rows completed at
-#: 120 MB but not at 100 MB (1 thread), 4.85M rows not at 500 MB, so ~90 MB per 1M rows;
-#: 4,000 rows per MiB (~250 MiB per 1M rows) leaves a margin of over 2
-ROWS_PER_MB = 4000
-BUCKET_RESERVE_MB = 100
+#: DuckDB memory (bytes) that reading the page outcomes per user takes per row of the view
+#: (pages x pairs), and (MiB) per DuckDB thread whatever the rows: the smallest limits that
+#: completed on generated logs (bench/README.md, memory section: about 230 bytes a row
+#: beyond 37 MiB a thread, DuckDB 2.0), the rows with a margin of 2. A bucket holds the
+#: pages of 1/K of the users, so both its joins (per page) and its sums (per user, at most
+#: one a row) shrink with K
+BUCKET_BYTES_PER_ROW = 500
+BUCKET_THREAD_MB = 40
 # extra grouping columns the readout accepts (all are columns of the page-outcome table)
 GROUPINGS: tuple[str, ...] = ("variant", "day")
 
@@ -166,9 +168,11 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     # bound parameters; $bucket stays NULL (every page) except while user_stats reads it.
     switches = engines.optimisations(con, q)
     # the teams of every page's experiment (sql/interleaving/teams.sql): a view, or with
-    # bucketed a table read once for all buckets
+    # bucketed a table read once for all buckets. A log that fits in one bucket is read
+    # without the bucket's join of the searches
     teams = load("interleaving/teams")
-    bucketed = bool(switches["bucketed"])
+    buckets = _buckets(con, n)
+    switches["bucketed"] = bucketed = bool(switches["bucketed"]) and buckets > 1
     teams_table = [create(con, TEAMS_TABLE if bucketed else TEAMS_VIEW, teams.render(),
                           table=bucketed,
                           params=teams.bind(experiment=experiment, win_start=start,
@@ -178,7 +182,11 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
                    teams_table=teams_table)
     create(con, PAGE_TABLE, sql,
            params=q.bind(sql, experiment=experiment, win_start=start, win_end=end,
-                         bucket=None, buckets=_buckets(con, n)))
+                         bucket=None, buckets=buckets))
+    if engines.is_duckdb(con):
+        # what user_stats reads the view by, bound even when the text does not use it: a
+        # count left from an earlier bucketed view of this connection would read it K times
+        set_view_parameters(con, PAGE_TABLE, bucket=None, buckets=buckets)
     if n == 0:
         known = [e for (e,) in con.execute(load("interleaving/experiments").render()).fetchall()]
         where = ""
@@ -209,16 +217,24 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
                       last_page=None if last is None else pd.Timestamp(last))
 
 
+def bucket_count(rows: int, limit_mb: float, threads: int) -> int:
+    """How many buckets of users ``rows`` rows of the page-outcomes view are read in under a
+    DuckDB memory limit of ``limit_mb`` MiB on ``threads`` threads: enough that one bucket's
+    rows fit what the threads leave of the limit (at least a quarter of it: a limit below
+    the threads' own needs is DuckDB's to refuse, with a bucket as small as it allows)."""
+    room = max(limit_mb - threads * BUCKET_THREAD_MB, limit_mb / 4)
+    return max(1, math.ceil(rows * BUCKET_BYTES_PER_ROW / (room * 2**20)))
+
+
 def _buckets(con: Any, rows: int) -> int:
-    """How many buckets of pages DuckDB reads the page outcomes in (1 on other engines, and
-    whenever the memory limit holds ROWS_PER_MB rows per MiB of them)."""
+    """How many buckets DuckDB reads the page outcomes in (:func:`bucket_count`; 1 on other
+    engines and without a memory limit)."""
     if not engines.is_duckdb(con):
         return 1
     limit = memory_limit_mb(con)
     if limit is None:
         return 1
-    per_bucket = max(limit - BUCKET_RESERVE_MB, BUCKET_RESERVE_MB) * ROWS_PER_MB
-    return max(1, math.ceil(rows / per_bucket))
+    return bucket_count(rows, limit, threads(con))
 
 
 def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
@@ -226,35 +242,51 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
 
     ``by`` may include ``query`` besides variant and day (used for the per-query variant).
     Call :func:`page_outcomes` first. When the view is too large for DuckDB's memory limit
-    (:func:`_buckets`), the pages are read in disjoint buckets (``bucketed`` in
-    ``sql/interleaving/page_outcomes.sql``) and each user's rows of the buckets are added
-    (``interleaving/user_stats_sum``): the same numbers, as every column is a sum over pages.
+    (:func:`_buckets`), the pages are read in disjoint buckets of users (``bucketed`` in
+    ``sql/interleaving/page_outcomes.sql``) and the buckets' rows put together
+    (``interleaving/user_stats_parts``): the same rows, as each user's pages are all in one
+    bucket.
     """
     con = logs.con
     q = load("interleaving/user_stats")
     sql = q.render(by=list(by))
-    buckets = 1
-    if engines.is_duckdb(con):
-        buckets = int(view_parameters(con, PAGE_TABLE, ["buckets"])["buckets"] or 1)
     # one row per user (and query): fetched once DuckDB has let go of its working memory,
     # in the query's order (the bootstrap numbers users by first appearance)
     order = ["experiment", *by, "team_a", "team_b", "user_id"]
-    with Elapsed("reading out interleaved pages"):
-        if buckets == 1:
-            return fetch_df(con, sql, q.bind(), name=f"{PAGE_TABLE}_users", order=order)
-        parts = [f"{PAGE_TABLE}_users_{b}" for b in range(buckets)]
-        try:
-            for b, part in enumerate(parts):
-                set_view_parameters(con, PAGE_TABLE, bucket=b)
-                create(con, part, sql, table=True)
+    name = f"{PAGE_TABLE}_users"
+    with Elapsed("reading out interleaved pages"), _in_buckets(con, sql, {}, name) as parts:
+        if not parts:
+            return fetch_df(con, sql, q.bind(), name=name, order=order)
+        total = load("interleaving/user_stats_parts")
+        return fetch_df(con, total.render(parts=parts), total.bind(), name=name, order=order)
+
+
+def _bucket_count(con: Any) -> int:
+    """The buckets the page-outcomes view of ``con`` is read in (1 on other engines)."""
+    if not engines.is_duckdb(con):
+        return 1
+    return int(view_parameters(con, PAGE_TABLE, ["buckets"])["buckets"] or 1)
+
+
+@contextmanager
+def _in_buckets(con: Any, sql: str, params: dict[str, Any], name: str) -> Iterator[list[str]]:
+    """Store the rendered query ``sql`` over each bucket of the page-outcomes view as the
+    tables ``name_0``, ``name_1``, ...; yield their names (none when the view is read in one
+    bucket: read it as usual), and drop them afterwards."""
+    buckets = _bucket_count(con)
+    parts = [f"{name}_{b}" for b in range(buckets)] if buckets > 1 else []
+    try:
+        for b, part in enumerate(parts):
+            set_view_parameters(con, PAGE_TABLE, bucket=b)
+            create(con, part, sql, table=True, params=params)
+        if parts:
             set_view_parameters(con, PAGE_TABLE, bucket=None)
-            total = load("interleaving/user_stats_sum")
-            return fetch_df(con, total.render(by=list(by), parts=parts), total.bind(),
-                            name=f"{PAGE_TABLE}_users", order=order)
-        finally:
+        yield parts
+    finally:
+        if parts:
             set_view_parameters(con, PAGE_TABLE, bucket=None)
-            for part in parts:
-                drop_table(con, part)
+        for part in parts:
+            drop_table(con, part)
 
 
 def per_query(logs: Any, team: str, other: str, query: str = "query") -> pd.DataFrame:
@@ -268,7 +300,13 @@ def per_query(logs: Any, team: str, other: str, query: str = "query") -> pd.Data
     from onlineeval.interleaving.significance import preference
 
     q = load("agreement/per_query_interleaving")
-    df = logs.con.execute(q.render(query=[query]), q.bind(team=team, other=other)).df()
+    sql, params = q.render(query=[query]), q.bind(team=team, other=other)
+    # a query's pages are those of many users: the buckets' counts are added per query
+    with _in_buckets(logs.con, sql, params, f"{PAGE_TABLE}_queries") as parts:
+        if parts:
+            total = load("agreement/per_query_interleaving_parts")
+            sql, params = total.render(parts=parts), total.bind()
+        df = logs.con.execute(sql, params).df()
     delta = preference(df["wins_t"], df["wins_o"], df["ties"])
     df["delta_q"] = pd.Series(delta, index=df.index).where(df["qid"].notna())
     return df

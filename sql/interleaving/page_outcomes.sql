@@ -8,11 +8,13 @@
 -- identifiers: attribution, teams_table
 -- switches: materialize, events, satisfied, hourly, bucketed
 -- duckdb_only: materialize, bucketed (materialize: DuckDB reads page_click_rows once; other
---   engines plan it their way. bucketed: DuckDB's 64-bit hash of search_id splits the pages
---   into $buckets disjoint buckets; with $bucket set, the view holds the pages of that bucket only, each with every
---   pair of its experiment. Readers that sum over pages read the buckets one at a time and
---   add the sums (interleaving/user_stats through onlineeval.interleaving.outcomes), so the
---   joins below hold one bucket's pages under a memory limit. $bucket NULL: every page.)
+--   engines plan it their way. bucketed: DuckDB's 64-bit hash of user_id splits the users,
+--   and with them their pages, into $buckets disjoint buckets; with $bucket set, the view
+--   holds the pages of that bucket's users only, each with every pair of its experiment.
+--   Readers that sum over pages per user read the buckets one at a time (interleaving/
+--   user_stats through onlineeval.interleaving.outcomes), so the joins below hold one
+--   bucket's pages and the per-user sums one bucket's users under a memory limit; split by
+--   page instead, every bucket would hold nearly every user. $bucket NULL: every page.)
 -- requires: views searches(search_id, user_id, ts, query, experiment, variant),
 --   results(search_id, rank, doc_id, team), clicks(search_id, rank, doc_id) as built by
 --   onlineeval.load_logs.
@@ -65,12 +67,20 @@
 --   the other fills the page, so a one-sided page is a one-result page or a filled one.
 --   Multileaved pages with fewer results than teams are one-sided for some pairs by design.)
 WITH
+{{#bucketed}}
+bucket_searches AS (
+    -- the searches of the bucket's users: results carry no user_id
+    SELECT search_id FROM searches
+    WHERE CAST($bucket AS BIGINT) IS NULL
+       OR hash(user_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT)
+),
+{{/bucketed}}
 interleaved AS (
-    SELECT DISTINCT search_id FROM results WHERE team IS NOT NULL
+    SELECT DISTINCT r.search_id FROM results AS r
     {{#bucketed}}
-      AND (CAST($bucket AS BIGINT) IS NULL
-           OR hash(search_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
+    SEMI JOIN bucket_searches AS b ON b.search_id = r.search_id
     {{/bucketed}}
+    WHERE r.team IS NOT NULL
 ),
 pages AS (
     SELECT s.search_id, s.user_id, s.experiment, s.variant,
@@ -85,7 +95,7 @@ pages AS (
       AND (CAST($win_end AS TIMESTAMP) IS NULL OR s.ts < CAST($win_end AS TIMESTAMP))
     {{#bucketed}}
       AND (CAST($bucket AS BIGINT) IS NULL
-           OR hash(s.search_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
+           OR hash(s.user_id) % CAST($buckets AS UBIGINT) = CAST($bucket AS UBIGINT))
     {{/bucketed}}
 ),
 page_click_rows AS {{#materialize}}MATERIALIZED{{/materialize}} (

@@ -257,21 +257,6 @@ def test_user_stats_read_in_buckets_are_the_one_read_sums(logs, monkeypatch, by)
         monkeypatch.undo()
 
 
-def test_bucket_count_follows_the_memory_limit():
-    from onlineeval.db import connect, memory_limit_mb
-
-    con = connect(memory_limit="500MB")
-    # 500 MB (decimal) is 476.8 MiB as DuckDB reports it
-    assert memory_limit_mb(con) == pytest.approx(500e6 / 2**20, abs=0.1)
-    per_bucket = (memory_limit_mb(con) - outcomes.BUCKET_RESERVE_MB) * outcomes.ROWS_PER_MB
-    assert outcomes._buckets(con, int(per_bucket) - 10) == 1
-    assert outcomes._buckets(con, int(per_bucket) + 10) == 2
-    assert outcomes._buckets(con, 10 * int(per_bucket) - 10) == 10
-    con.execute("SET memory_limit = '2GB'")
-    # DuckDB reports GiB cut to one decimal (1.86 GiB as '1.8 GiB'): up to 0.1 GiB below
-    assert 2e9 / 2**20 - 0.1 * 1024 <= memory_limit_mb(con) <= 2e9 / 2**20
-
-
 def test_interleaving_readout_in_buckets_is_the_same(monkeypatch):
     from onlineeval import interleaving_readout
 
