@@ -37,6 +37,7 @@ from onlineeval import queries
 from onlineeval.abtest.metrics import ABMetric
 from onlineeval.abtest.over_time import over_time_units
 from onlineeval.abtest.readout import plain_test, plain_test_name
+from onlineeval.abtest.units import shared_unit_rows
 from onlineeval.errors import InvalidParameterError, SchemaError
 from onlineeval.levels import check_level
 from onlineeval.stats.cuped import cuped_compare
@@ -187,37 +188,39 @@ def aa_test(
     salts = np.random.default_rng(seed).integers(
         0, np.iinfo(np.uint64).max, size=splits, dtype=np.uint64, endpoint=True)
     rows, tuned, n_units, experiment_name, with_cuped = [], {}, {}, experiment, False
-    for name in names:
-        prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
-                               end=end, cumulative=True, hourly=looks == "hour",
-                               pre_period=pre_period, cuped=cuped)
-        experiment_name, with_cuped = prep.params["experiment"], prep.window.cuped
-        q = queries.load("ab/aa_unit_days")
-        per_unit = prep.con.execute(q.render(rows=[prep.view], cuped=with_cuped)).df()
-        if per_unit.empty:
-            raise SchemaError(prep.empty_message)
-        cube = UnitDays.of(per_unit, looks)
-        treat = salted_arms(unit_hashes(cube.units), salts).astype(float)
-        test = split_tests(prep.metric, cube, treat, alpha)
-        p = np.asarray(test.p_value)
-        n_look = cube.present.sum(axis=0)
-        r2 = optimal_rho2(float(n_look[-1]), alpha)
-        est, se = np.asarray(test.abs_diff), np.asarray(test.abs_se)
-        seq_stop = np.array([confidence_sequence(est[s], se[s], n_look, alpha=alpha,
-                                                 rho2=r2).stop[-1] for s in range(splits)])
-        flagged = {
-            PROCEDURES[0]: np.nan_to_num(p[:, -1], nan=1.0) < alpha,
-            PROCEDURES[1]: (np.nan_to_num(p, nan=1.0) < alpha).any(axis=1),
-            PROCEDURES[2]: seq_stop,
-        }
-        for proc in PROCEDURES:
-            k = int(flagged[proc].sum())
-            lo, hi = clopper_pearson(k, splits)
-            rows.append({"metric": prep.metric.name, "procedure": proc, "looks": len(cube.looks),
-                         "splits": splits, "false_positives": k, "fpr": k / splits,
-                         "ci_low": lo, "ci_high": hi, "alpha": alpha})
-        tuned[prep.metric.name] = r2
-        n_units[prep.metric.name] = int(n_look[-1])
+    # one per-unit rows query for every metric: run once (abtest.units.shared_unit_rows)
+    with shared_unit_rows():
+        for name in names:
+            prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
+                                   end=end, cumulative=True, hourly=looks == "hour",
+                                   pre_period=pre_period, cuped=cuped)
+            experiment_name, with_cuped = prep.params["experiment"], prep.window.cuped
+            q = queries.load("ab/aa_unit_days")
+            per_unit = prep.con.execute(q.render(rows=[prep.view], cuped=with_cuped)).df()
+            if per_unit.empty:
+                raise SchemaError(prep.empty_message)
+            cube = UnitDays.of(per_unit, looks)
+            treat = salted_arms(unit_hashes(cube.units), salts).astype(float)
+            test = split_tests(prep.metric, cube, treat, alpha)
+            p = np.asarray(test.p_value)
+            n_look = cube.present.sum(axis=0)
+            r2 = optimal_rho2(float(n_look[-1]), alpha)
+            est, se = np.asarray(test.abs_diff), np.asarray(test.abs_se)
+            seq_stop = np.array([confidence_sequence(est[s], se[s], n_look, alpha=alpha,
+                                                     rho2=r2).stop[-1] for s in range(splits)])
+            flagged = {
+                PROCEDURES[0]: np.nan_to_num(p[:, -1], nan=1.0) < alpha,
+                PROCEDURES[1]: (np.nan_to_num(p, nan=1.0) < alpha).any(axis=1),
+                PROCEDURES[2]: seq_stop,
+            }
+            for proc in PROCEDURES:
+                k = int(flagged[proc].sum())
+                lo, hi = clopper_pearson(k, splits)
+                rows.append({"metric": prep.metric.name, "procedure": proc, "looks": len(cube.looks),
+                             "splits": splits, "false_positives": k, "fpr": k / splits,
+                             "ci_low": lo, "ci_high": hi, "alpha": alpha})
+            tuned[prep.metric.name] = r2
+            n_units[prep.metric.name] = int(n_look[-1])
     frame = pd.DataFrame(rows)[list(COLUMNS)]
     frame.attrs.update({"units": n_units, "rho2": tuned, "seed": seed,
                         "experiment": experiment_name, "unit": unit, "looks": looks,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from onlineeval.abtest.over_time import arm_stats, cuped_arm_stats, over_time_units
+from onlineeval.abtest.units import shared_unit_rows
 from onlineeval.errors import InvalidParameterError
 from onlineeval.interleaving.outcomes import _has as has_column
 from onlineeval.interleaving.sequential import METRIC, sequential_interleaving
@@ -182,52 +183,54 @@ def sequential_readout(
     if not names:
         raise InvalidParameterError("metrics must name at least one metric")
     frames, tuned, excluded = [], {}, {}
-    for name in names:
-        prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
-                               end=end, cumulative=True, arms=(control, treatment),
-                               hourly=hourly, pre_period=pre_period, cuped=cuped)
-        with_cuped = prep.window.cuped
-        extra: dict[str, Any] = {}
-        if with_cuped:
-            days, c, t, res = cuped_arm_stats(prep, *prep.arms, alpha)
-            stats = res.comparison
-        else:
-            days, c, t, stats = arm_stats(prep, *prep.arms, alpha)
-        idx = look_indices(len(days), looks)
-        if with_cuped:
-            applied = np.asarray(res.applied, dtype=bool)[idx]
-            extra = {"cuped_variance_reduction": np.where(
-                applied, np.asarray(res.variance_reduction)[idx], np.nan),
-                "cuped_applied": applied}
-            if not applied[-1]:
-                warnings.warn(f"CUPED not applied to {prep.metric.name}: no pre-period "
-                              "covariate varies (no unit has pre-period searches, or all "
-                              "have the same); the sequence is the plain one", stacklevel=2)
-        nc = c["n"].to_numpy(dtype=float)[idx]
-        nt = t["n"].to_numpy(dtype=float)[idx]
-        n = nc + nt
-        r2 = optimal_rho2(float(n[-1]), alpha) if rho2 is None else rho2
-        seq = confidence_sequence(np.asarray(stats.abs_diff)[idx],
-                                  np.asarray(stats.abs_se)[idx], n, alpha=alpha, rho2=r2)
-        counts = np.stack([nc, nt], axis=1)
-        fixed_srm = [srm_test({control: int(a), treatment: int(b)}, shares, srm_alpha).p_value
-                     if a + b > 0 else np.nan for a, b in counts]
-        seq_srm = sequential_srm(counts, np.array([shares[control], shares[treatment]]),
-                                 alpha=srm_alpha)
-        frames.append(pd.DataFrame({
-            "metric": prep.metric.name, "look": np.arange(1, len(idx) + 1),
-            "look_end": [pd.Timestamp(days[i]) + pd.Timedelta(hours=1) if hourly
-                         else pd.Timestamp(days[i]).date() for i in idx],
-            "units_control": nc.astype(int), "units_treatment": nt.astype(int),
-            "estimate": seq.estimate, "ci_low": seq.ci_low, "ci_high": seq.ci_high,
-            "p_value": seq.p_value, "stop": seq.stop.astype(bool),
-            "fixed_ci_low": np.asarray(stats.abs_ci_low)[idx],
-            "fixed_ci_high": np.asarray(stats.abs_ci_high)[idx],
-            "fixed_p_value": np.asarray(stats.p_value)[idx],
-            "srm_p_value": fixed_srm, "srm_sequential_p_value": seq_srm.p_value, **extra,
-        }))
-        tuned[prep.metric.name] = r2
-        excluded = prep.excluded
+    # one per-unit rows query for every metric: run once (abtest.units.shared_unit_rows)
+    with shared_unit_rows():
+        for name in names:
+            prep = over_time_units(logs, name, experiment=experiment, unit=unit, start=start,
+                                   end=end, cumulative=True, arms=(control, treatment),
+                                   hourly=hourly, pre_period=pre_period, cuped=cuped)
+            with_cuped = prep.window.cuped
+            extra: dict[str, Any] = {}
+            if with_cuped:
+                days, c, t, res = cuped_arm_stats(prep, *prep.arms, alpha)
+                stats = res.comparison
+            else:
+                days, c, t, stats = arm_stats(prep, *prep.arms, alpha)
+            idx = look_indices(len(days), looks)
+            if with_cuped:
+                applied = np.asarray(res.applied, dtype=bool)[idx]
+                extra = {"cuped_variance_reduction": np.where(
+                    applied, np.asarray(res.variance_reduction)[idx], np.nan),
+                    "cuped_applied": applied}
+                if not applied[-1]:
+                    warnings.warn(f"CUPED not applied to {prep.metric.name}: no pre-period "
+                                  "covariate varies (no unit has pre-period searches, or all "
+                                  "have the same); the sequence is the plain one", stacklevel=2)
+            nc = c["n"].to_numpy(dtype=float)[idx]
+            nt = t["n"].to_numpy(dtype=float)[idx]
+            n = nc + nt
+            r2 = optimal_rho2(float(n[-1]), alpha) if rho2 is None else rho2
+            seq = confidence_sequence(np.asarray(stats.abs_diff)[idx],
+                                      np.asarray(stats.abs_se)[idx], n, alpha=alpha, rho2=r2)
+            counts = np.stack([nc, nt], axis=1)
+            fixed_srm = [srm_test({control: int(a), treatment: int(b)}, shares, srm_alpha).p_value
+                         if a + b > 0 else np.nan for a, b in counts]
+            seq_srm = sequential_srm(counts, np.array([shares[control], shares[treatment]]),
+                                     alpha=srm_alpha)
+            frames.append(pd.DataFrame({
+                "metric": prep.metric.name, "look": np.arange(1, len(idx) + 1),
+                "look_end": [pd.Timestamp(days[i]) + pd.Timedelta(hours=1) if hourly
+                             else pd.Timestamp(days[i]).date() for i in idx],
+                "units_control": nc.astype(int), "units_treatment": nt.astype(int),
+                "estimate": seq.estimate, "ci_low": seq.ci_low, "ci_high": seq.ci_high,
+                "p_value": seq.p_value, "stop": seq.stop.astype(bool),
+                "fixed_ci_low": np.asarray(stats.abs_ci_low)[idx],
+                "fixed_ci_high": np.asarray(stats.abs_ci_high)[idx],
+                "fixed_p_value": np.asarray(stats.p_value)[idx],
+                "srm_p_value": fixed_srm, "srm_sequential_p_value": seq_srm.p_value, **extra,
+            }))
+            tuned[prep.metric.name] = r2
+            excluded = prep.excluded
     frame = pd.concat(frames, ignore_index=True)[list(COLUMNS) + list(extra)]
     frame.attrs.update({
         "alpha": alpha, "rho2": tuned, "srm_alpha": srm_alpha, "control": control,

@@ -22,6 +22,9 @@ not depend on the order DuckDB happens to return groups in.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -456,6 +459,28 @@ def check_arms(logs: Any, known: list[str], control: Any, treatment: Any) -> tup
     return keys[0], keys[1]
 
 
+#: inside :func:`shared_unit_rows`: per-unit rows table -> (connection, (query, params))
+#: it holds
+_SHARED: ContextVar[dict[str, tuple[Any, Any]] | None] = ContextVar(
+    "onlineeval_shared_unit_rows", default=None)
+
+
+@contextmanager
+def shared_unit_rows() -> Iterator[None]:
+    """In the block, :func:`exposure_rows` stores the per-unit rows of a rendered query once
+    per DuckDB connection: a call with the same query and parameters as the one that filled
+    the table reads that table instead of running the log's sessionization again (a
+    readout's effect over time, per day and per day since exposure, and the sequential and
+    A/A loops over metrics render one query for each). For callers that read one log and
+    change none of its tables in the block; each call still counts and warns about what
+    its outcome leaves out."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
                   ) -> tuple[str, dict[str, int]]:
     """The rendered ``ab/unit_sums`` query's rows (``<name>_unit_rows``, a temporary table
@@ -466,8 +491,15 @@ def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
     # DuckDB stores the per-unit rows once: every query reading them (the exclusions, the
     # moments, the quantiles' counts and order statistics) would otherwise run the log's
     # sessionization again (a readout at 5M searches ran it ~10 times)
-    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params,
-                          table=engines.is_duckdb(con))
+    rows = f"{name}_unit_rows"
+    table = engines.is_duckdb(con)
+    shared = _SHARED.get()
+    made = (unit_sql, tuple(sorted(params.items())))
+    if not (table and shared is not None and shared.get(rows, (None, None))[0] is con
+            and shared[rows][1] == made):
+        queries.create(con, rows, unit_sql, params=params, table=table)
+        if table and shared is not None:
+            shared[rows] = (con, made)
     excluded = excluded_of_view(con, rows)
     q = load("ab/exposure_rows")
     return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded

@@ -303,16 +303,20 @@ def _extras(result: Readout, parts: list[tuple[str, Any]], segments: str | None,
         return result
     from onlineeval.abtest.over_time import BY, effect_over_time
     from onlineeval.abtest.segments import segment_effects
+    from onlineeval.abtest.units import shared_unit_rows
 
     common = dict(experiment=result.experiment, unit=result.unit, alpha=result.alpha,
                   start=start, end=end)
     pairs = [(t, m) for t in result.treatments for m in result.family]
     changes: dict[str, Any] = {}
     if ab_logs.has("searches", "ts"):
-        changes["over_time"] = {
-            by: pd.concat([effect_over_time(ab_logs, result.control, t, m, by=by, **common)
-                           for t, m in pairs], ignore_index=True)
-            for by in BY}
+        # both readings of every pair render one per-unit rows query: run it once
+        with shared_unit_rows():
+            changes["over_time"] = {
+                by: pd.concat([effect_over_time(ab_logs, result.control, t, m, by=by,
+                                                **common) for t, m in pairs],
+                              ignore_index=True)
+                for by in BY}
     from onlineeval.abtest.quantiles import quantile_effects, quantile_metrics
 
     quantile_frames = [quantile_effects(ab_logs, result.control, t, m, (0.5, 0.9), **common)

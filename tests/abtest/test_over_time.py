@@ -222,3 +222,45 @@ def test_sample_logs_last_day_is_the_readout(sample_logs, metric):
                             by="exposure_day")
     # every analysed unit has exposures on its day 0
     assert by_k.iloc[0]["units_control"] == ab["units_control"]
+
+
+def _frames_equal(got, want):
+    # not to the bit: two identical calls differ in the last bits of DuckDB's variance sums
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-9, atol=0)
+    assert got.attrs == want.attrs
+
+
+def test_shared_unit_rows_runs_one_query_once_and_answers_as_alone(monkeypatch):
+    """In shared_unit_rows (the readout's effect over time), the per-unit rows of one query
+    and parameters are stored once; a call with another window gets its own rows. Every
+    frame is the one computed without sharing."""
+    from onlineeval import queries
+    from onlineeval.abtest.units import shared_unit_rows
+
+    logs = small_logs()
+    calls = [("ctr", "day", None), ("ctr", "exposure_day", None),
+             ("searches_per_unit", "day", None), ("ctr", "day", D2),
+             ("ctr", "exposure_day", None)]
+
+    def run(metric, by, start):
+        return effect_over_time(logs, "control", "treatment", metric, by=by, start=start,
+                                min_units=2)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = [run(*c) for c in calls]
+        made = []
+        create = queries.create
+
+        def counting(con, name, sql, **kw):
+            made.append(name)
+            return create(con, name, sql, **kw)
+
+        monkeypatch.setattr(queries, "create", counting)
+        with shared_unit_rows():
+            shared = [run(*c) for c in calls]
+    for got, want in zip(shared, alone, strict=True):
+        _frames_equal(got, want)
+    # the first three calls share their rows (another metric reads the same sums); the
+    # window has its own; the last stores the whole window's rows anew
+    assert made.count("ab_over_time_unit_rows") == 3

@@ -219,7 +219,8 @@ def test_per_unit_rows_stored_once_give_the_views_numbers(monkeypatch):
     # exposure_rows stores the per-unit rows in a DuckDB table that the exclusions, moments,
     # quantile counts and order statistics all read, instead of a view that ran the query
     # for each: the same frames (floats to 1e-12) as through the view, for two experiments
-    # read one after the other (a table left from the first must not answer for the second).
+    # read one after the other from one connection (a table left from the first must not
+    # answer for the second).
     # atol 1e-15: an interval end near 0 is a difference of sums DuckDB adds in a varying
     # order, so it moves by ~1e-17 between any two runs
     from onlineeval.abtest import effect_over_time, quantile_effects
@@ -228,8 +229,8 @@ def test_per_unit_rows_stored_once_give_the_views_numbers(monkeypatch):
         out = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            logs = onlineeval.load_logs("sample_logs/ab")
             for exp in ("s100_vs_s080", "s060_vs_s100"):
-                logs = onlineeval.load_logs("sample_logs/ab")
                 c, t = sorted(logs.con.execute(
                     "SELECT DISTINCT variant FROM searches WHERE experiment = $e",
                     {"e": exp}).fetchall())

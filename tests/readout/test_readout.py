@@ -271,6 +271,20 @@ def test_over_time_ends_at_the_readouts_result(readout):
     assert set(readout.tables()) >= {"over_time_day", "over_time_exposure_day"}
 
 
+def test_over_time_is_effect_over_time_of_each_reading(logs, readout):
+    # the readout stores the per-unit rows once for both readings
+    # (onlineeval.abtest.units.shared_unit_rows); each is effect_over_time's own (to the
+    # last bits: two identical calls already differ there, DuckDB's parallel variance sums)
+    from onlineeval.abtest import effect_over_time
+
+    for by in ("day", "exposure_day"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = effect_over_time(logs, "control", "treatment", "ctr", by=by)
+        pd.testing.assert_frame_equal(readout.over_time[by], want, check_exact=False,
+                                      rtol=1e-12, atol=0)
+
+
 def test_quantiles_are_readstats_quantile_effects(logs, readout):
     from onlineeval.abtest.quantiles import quantile_effects
 
