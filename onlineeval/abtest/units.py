@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from onlineeval import engines, queries
+from onlineeval import queries
 from onlineeval.abtest.metrics import UNIT_SUMS
 from onlineeval.db import fetch_df
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
@@ -458,16 +458,16 @@ def check_arms(logs: Any, known: list[str], control: Any, treatment: Any) -> tup
 
 def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
                   ) -> tuple[str, dict[str, int]]:
-    """The rendered ``ab/unit_sums`` query's rows (``<name>_unit_rows``, a temporary table
-    in DuckDB, else a view) and a view of their outcome rows of the analysed units
+    """The rendered ``ab/unit_sums`` query's rows (``<name>_unit_rows``, a temporary table)
+    and a view of their outcome rows of the analysed units
     (``sql/ab/exposure_rows.sql``), for queries that
     aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
     (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
-    # DuckDB stores the per-unit rows once: every query reading them (the exclusions, the
+    # the per-unit rows are stored once: every query reading them (the exclusions, the
     # moments, the quantiles' counts and order statistics) would otherwise run the log's
-    # sessionization again (a readout at 5M searches ran it ~10 times)
-    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params,
-                          table=engines.is_duckdb(con))
+    # sessionization again (a readout at 5M searches ran it ~10 times on DuckDB); on Spark
+    # each would also analyse and optimise the whole chain of views again
+    rows = queries.create(con, f"{name}_unit_rows", unit_sql, params=params, table=True)
     excluded = excluded_of_view(con, rows)
     q = load("ab/exposure_rows")
     return queries.create(con, f"{name}_exposure_rows", q.render(unit_rows=[rows])), excluded
