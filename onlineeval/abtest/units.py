@@ -483,22 +483,22 @@ def shared_unit_rows() -> Iterator[None]:
 
 def exposure_rows(con: Any, name: str, unit_sql: str, params: dict[str, Any],
                   ) -> tuple[str, dict[str, int]]:
-    """The rendered ``ab/unit_sums`` query's rows (``<name>_unit_rows``, a temporary table
-    in DuckDB, else a view) and a view of their outcome rows of the analysed units
+    """The rendered ``ab/unit_sums`` query's rows (``<name>_unit_rows``, a temporary table)
+    and a view of their outcome rows of the analysed units
     (``sql/ab/exposure_rows.sql``), for queries that
     aggregate them further in DuckDB: the latter's name, and what the outcome leaves out
     (:func:`onlineeval.abtest.units.excluded_of_view`, warned about)."""
-    # DuckDB stores the per-unit rows once: every query reading them (the exclusions, the
+    # the per-unit rows are stored once: every query reading them (the exclusions, the
     # moments, the quantiles' counts and order statistics) would otherwise run the log's
-    # sessionization again (a readout at 5M searches ran it ~10 times)
+    # sessionization again (a readout at 5M searches ran it ~10 times on DuckDB); on Spark
+    # each would also analyse and optimise the whole chain of views again
     rows = f"{name}_unit_rows"
-    table = engines.is_duckdb(con)
-    shared = _SHARED.get()
+    shared = _SHARED.get() if engines.is_duckdb(con) else None
     made = (unit_sql, tuple(sorted(params.items())))
-    if not (table and shared is not None and shared.get(rows, (None, None))[0] is con
+    if not (shared is not None and shared.get(rows, (None, None))[0] is con
             and shared[rows][1] == made):
-        queries.create(con, rows, unit_sql, params=params, table=table)
-        if table and shared is not None:
+        queries.create(con, rows, unit_sql, params=params, table=True)
+        if shared is not None:
             shared[rows] = (con, made)
     excluded = excluded_of_view(con, rows)
     q = load("ab/exposure_rows")

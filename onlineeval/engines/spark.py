@@ -209,6 +209,7 @@ class SparkConnection:
                     "spark.sql.ansi.enabled"):
             spark.conf.set(key, DEFAULT_CONF[key])
         self._view_params: dict[str, dict[str, Any]] = {}
+        self._tables: dict[str, Any] = {}  # name -> cached DataFrame (create's tables)
         self._dir = tempfile.mkdtemp(prefix="onlineeval-spark-")
         weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
 
@@ -230,13 +231,46 @@ class SparkConnection:
     def create(self, name: str, sql: str, *, table: bool = False,
                params: dict[str, Any] | None = None) -> str:
         """Store the rendered query as the temporary view ``name`` (its parameters bound
-        into the plan); with ``table``, cached (computed once)."""
+        into the plan); with ``table``, a table (:meth:`_table`): its rows computed once."""
         frame = self.frame(sql, params)
+        self._drop_table(name)
         if table:
-            frame = frame.cache()
+            frame = self._table(name, frame)
         frame.createOrReplaceTempView(_quote(name))
         self._view_params[name] = dict(params or {})
         return name
+
+    def _table(self, name: str, frame: Any) -> Any:
+        """``frame``'s rows cached, as a DataFrame whose plan is the cached relation alone.
+
+        A view's plan is its whole query: every later query over it has Spark analyse and
+        optimise the chain below again (the clean views, the per-search facts, the per-unit
+        rows), which cost more than running the queries on small logs. Over the cache's own
+        relation (a fresh instance of it, so that a query may join the table to itself),
+        they see one leaf. The rows are computed on the first read and kept until the name
+        is replaced or unregistered; a lost cached block is recomputed from the query, as
+        with any cached DataFrame. Should a Spark version lack the cache manager's calls
+        used here, the cached DataFrame itself serves (the same rows, its plan the query's).
+        """
+        from py4j.protocol import Py4JError
+        from pyspark.sql import DataFrame
+
+        cached = frame.cache()
+        self._tables[name] = cached
+        session = self.spark._jsparkSession
+        try:
+            entry = session.sharedState().cacheManager().lookupCachedData(cached._jdf)
+            leaf = entry.get().cachedRepresentation().newInstance()
+            return DataFrame(self.spark._jvm.org.apache.spark.sql.Dataset.ofRows(session, leaf),
+                             self.spark)
+        except Py4JError:
+            return cached
+
+    def _drop_table(self, name: str) -> None:
+        """Free the cached rows of the table ``name``, if :meth:`create` made one."""
+        cached = self._tables.pop(name, None)
+        if cached is not None:
+            cached.unpersist()
 
     def view_parameters(self, name: str, keys: Any) -> dict[str, Any]:
         bound = self._view_params.get(name, {})
@@ -285,4 +319,5 @@ class SparkConnection:
 
     def unregister(self, name: str) -> None:
         """Drop the temporary view ``name`` (DuckDB's ``unregister``)."""
+        self._drop_table(name)
         self.spark.catalog.dropTempView(name)

@@ -239,7 +239,15 @@ def test_per_unit_rows_stored_once_give_the_views_numbers(monkeypatch):
         return out
 
     stored = run()
-    monkeypatch.setattr("onlineeval.abtest.units.engines.is_duckdb", lambda con: False)
+    from onlineeval import queries
+
+    create = queries.create
+
+    def as_view(con, name, sql, *, table=False, params=None):
+        return create(con, name, sql, params=params, table=table and
+                      not name.endswith("_unit_rows"))
+
+    monkeypatch.setattr(queries, "create", as_view)
     viewed = run()
     for a, b in zip(stored, viewed, strict=True):
         pd.testing.assert_frame_equal(a, b, rtol=1e-12, atol=1e-15)

@@ -6,6 +6,7 @@ within 1e-12 relative (1e-9 would miss the DECIMAL error of an untyped division)
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 import numpy as np
@@ -182,6 +183,46 @@ def test_cli_engine_spark_same_json(spark_session, command, capsys):
                      "--format", "json"]) == 0
         out[engine] = json.loads(capsys.readouterr().out)
     assert out["spark"] == out["duckdb"] and out["duckdb"]
+
+
+def _same_json(a, b, where: str = "") -> None:
+    """The parity rule on a JSON document: the same keys, lengths, texts, integers, booleans
+    and nulls; floats within 1e-12 relative (the engines add floats in different orders)."""
+    assert type(a) is type(b), (where, a, b)
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for key in a:
+            _same_json(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_json(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert math.isclose(a, b, rel_tol=1e-12, abs_tol=0), (where, a, b)
+    else:
+        assert a == b, (where, a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [
+    ["online", "sample_logs/ab", "--by", "experiment,variant"],
+    ["abtest", "sample_logs/ab", "--experiment", "s130_vs_s080", "--metrics", "ctr,click_mrr"],
+    ["interleave", "sample_logs/interleaving", "--experiment", "s200_vs_s100"],
+])
+def test_cli_engine_spark_same_json_on_the_sample_logs(spark_session, command, capsys):
+    """The commands of the README's examples, on the bundled sample logs: ``--engine spark``
+    prints the document DuckDB prints (floats within 1e-12 relative)."""
+    import json
+
+    from onlineeval.cli import main
+
+    out = {}
+    for engine in ("duckdb", "spark"):
+        assert main(["--engine", engine, command[0], str(ROOT / command[1]), *command[2:],
+                     "--format", "json"]) == 0
+        out[engine] = json.loads(capsys.readouterr().out)
+    assert out["duckdb"]
+    _same_json(out["duckdb"], out["spark"])
 
 
 def test_load_logs_engine_spark_keeps_the_report(spark_session):
