@@ -101,10 +101,7 @@ _UNITS = {"bytes": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB":
 def memory_limit_mb(con: duckdb.DuckDBPyConnection) -> float | None:
     """The memory limit of the DuckDB connection ``con`` in MiB (None when DuckDB reports
     none, or one this module cannot read)."""
-    from onlineeval.queries import load
-
-    row = con.execute(load("logs/memory_limit").render()).fetchone()
-    number, _, unit = str(row[0] if row else "").partition(" ")
+    number, _, unit = setting(con, "memory_limit").partition(" ")
     try:
         return float(number) * _UNITS[unit]
     except (KeyError, ValueError):
@@ -113,10 +110,17 @@ def memory_limit_mb(con: duckdb.DuckDBPyConnection) -> float | None:
 
 def threads(con: duckdb.DuckDBPyConnection) -> int:
     """The number of threads DuckDB runs the queries of ``con`` on."""
+    value = setting(con, "threads")
+    return max(1, int(value)) if value else 1
+
+
+def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """The DuckDB setting ``name`` of ``con`` as DuckDB reports it ('' when unknown)."""
     from onlineeval.queries import load
 
-    row = con.execute(load("logs/threads").render()).fetchone()
-    return max(1, int(row[0])) if row else 1
+    q = load("logs/setting")
+    row = con.execute(q.render(), q.bind(name=name)).fetchone()
+    return str(row[0]) if row and row[0] is not None else ""
 
 
 def _is_duckdb(con: object) -> bool:
@@ -141,10 +145,7 @@ def release_memory(con: object) -> None:
         return
     limit = _LIMITS.get(con)
     if limit is None:
-        from onlineeval.queries import load
-
-        row = con.execute(load("logs/memory_limit").render()).fetchone()
-        number, _, unit = str(row[0] if row else "").partition(" ")
+        number, _, unit = setting(con, "memory_limit").partition(" ")
         try:
             limit = f"{float(number) + 0.05:.2f}{unit}"
         except ValueError:

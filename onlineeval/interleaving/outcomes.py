@@ -261,7 +261,7 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
         return fetch_df(con, total.render(parts=parts), total.bind(), name=name, order=order)
 
 
-def _bucket_count(con: Any) -> int:
+def _bound_buckets(con: Any) -> int:
     """The buckets the page-outcomes view of ``con`` is read in (1 on other engines)."""
     if not engines.is_duckdb(con):
         return 1
@@ -273,7 +273,7 @@ def _in_buckets(con: Any, sql: str, params: dict[str, Any], name: str) -> Iterat
     """Store the rendered query ``sql`` over each bucket of the page-outcomes view as the
     tables ``name_0``, ``name_1``, ...; yield their names (none when the view is read in one
     bucket: read it as usual), and drop them afterwards."""
-    buckets = _bucket_count(con)
+    buckets = _bound_buckets(con)
     parts = [f"{name}_{b}" for b in range(buckets)] if buckets > 1 else []
     try:
         for b, part in enumerate(parts):

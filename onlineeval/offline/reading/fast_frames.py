@@ -24,11 +24,11 @@ import pyarrow.compute as pc
 from onlineeval.offline.arrow_arrays import numpy_to_arrow
 from onlineeval.offline.reading.columns import Columns, TextList
 from onlineeval.offline.reading.dictionary import dictionary_encode
+from onlineeval.offline.reading.text_rules import NOT_IN_FIELD
 
-# bytes a field of a TREC file cannot hold (frames._NOT_IN_FIELD): ASCII whitespace and NUL
+# bytes a field of a TREC file cannot hold (text_rules.NOT_IN_FIELD): ASCII whitespace and NUL
 _FORBIDDEN = np.zeros(256, dtype=bool)
-_FORBIDDEN_CHARS = " \t\n\r\x0b\x0c\x00"
-_FORBIDDEN[[ord(c) for c in _FORBIDDEN_CHARS]] = True
+_FORBIDDEN[[ord(c) for c in NOT_IN_FIELD]] = True
 _TEXT_PIECE = 1 << 14   # docnos per piece of the text check
 
 
@@ -162,7 +162,7 @@ def _text_list_ok(values: list[Any]) -> bool:
             except UnicodeEncodeError:
                 return False   # lone surrogates: not text
         # one fast search per character beats encoding and scanning every byte
-        if any(c in text for c in _FORBIDDEN_CHARS):
+        if any(c in text for c in NOT_IN_FIELD):
             return False
     return True
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from onlineeval.errors import SchemaError
-from onlineeval.offline.reading.text_rules import is_text
+from onlineeval.offline.reading.text_rules import NOT_IN_FIELD, is_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # whitespace only — U+00A0 and other Unicode spaces belong to a field there, so here too) and
 # NUL, which the line scanner refuses. Explicit, since \s differs between Python's re and
 # pyarrow's RE2 and would also match Unicode spaces.
-_NOT_IN_FIELD = "[ \t\n\r\x0b\x0c\x00]"
+_NOT_IN_FIELD = "[" + NOT_IN_FIELD + "]"
 
 
 def qrels_frame(source: Any) -> pd.DataFrame:

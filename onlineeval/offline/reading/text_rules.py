@@ -15,6 +15,8 @@ from onlineeval.errors import LogFormatError
 # split on NBSP, U+2000.., and \x1c-\x1f)
 WHITESPACE = " \t\r\n\v\f"
 FIELD_SEP = re.compile("[" + re.escape(WHITESPACE) + "]+")
+# what a field cannot hold: the separators, and NUL, which the line scanner refuses
+NOT_IN_FIELD = WHITESPACE + "\x00"
 
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
