@@ -158,7 +158,11 @@ def test_the_attribution_is_counted_and_warned_once_per_log_and_settings():
     """Every read of the outcome facts attributes the events, but a log counts them (and
     warns) once per window and type, shared by its copies; other settings count anew."""
     from onlineeval import queries
-    from onlineeval.online.attribution import attribution_counts, attribution_view
+    from onlineeval.online.attribution import (
+        attribution_counts,
+        attribution_view,
+        warn_events,
+    )
 
     logs = onlineeval.load_logs(**_tiny())
     logs.con = statements = _Statements(logs.con)
@@ -192,8 +196,6 @@ def test_the_attribution_is_counted_and_warned_once_per_log_and_settings():
         "search_id": 1, "clicked_doc": 0, "last_search": 1, "unknown_search": 1,
         "unknown_user": 1, "no_earlier_search": 1, "outside_window": 4}
     # what a log returns from its kept counts is what a fresh log of the same settings counts
-    from onlineeval.online.attribution import warn_events
-
     for log in (logs, hour, purchase):
         same = fresh.with_events(attribution_window=f"{log.events.window_us}us",
                                  event_type=log.events.event_type)
