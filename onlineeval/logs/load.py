@@ -76,9 +76,10 @@ class Logs:
         self._sources = sources or {}
         #: how events are attributed to searches (window, type): see with_events
         self.events = EventSettings()
-        #: the attribution warnings already given for this log (shared by its copies), so
-        #: a readout that reads the facts several times warns once
-        self.warned: set[str] = set()
+        #: the attribution counts of this log per attribution view (whose name carries the
+        #: window and the event type), shared by its copies: a readout that reads the facts
+        #: several times counts (and warns) once. The clean views never change once loaded.
+        self.attributed: dict[str, dict[str, int]] = {}
         #: how the column mapping was written (the API's columns= or the command line's
         #: options), for advice given after the load
         self.spelling = mapping.spelling()

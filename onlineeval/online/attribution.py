@@ -103,12 +103,13 @@ def attribution_counts(logs: Logs, view: str | None = None) -> dict[str, int]:
 
 def warn_events(logs: Logs, view: str, stacklevel: int = 3) -> dict[str, int]:
     """Warn about unattributable events (by reason) and about several event types counted
-    together, once per log and settings; return :func:`attribution_counts`."""
+    together; return :func:`attribution_counts`. Both once per log and settings: the counts
+    are kept in ``logs.attributed`` under the view's name."""
+    known = logs.attributed.get(view)
+    if known is not None:
+        return dict(known)
     counts = attribution_counts(logs, view)
-    warned = getattr(logs, "warned", set())
-    if view in warned:
-        return counts
-    warned.add(view)
+    logs.attributed[view] = dict(counts)
     lost = {r: counts[r] for r in REASONS if counts[r]}
     total = sum(counts.values())
     kind = "events" if logs.events.event_type is None else f"{logs.events.event_type} events"

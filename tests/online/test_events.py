@@ -140,6 +140,70 @@ def test_unattributable_events_are_warned_by_reason():
         onlineeval.attribute_events(_tiny())
 
 
+class _Statements:
+    """A DuckDB connection that records the SQL text of every ``execute``."""
+
+    def __init__(self, con) -> None:
+        self._con, self.executed = con, []
+
+    def execute(self, sql, *args, **kwargs):
+        self.executed.append(sql)
+        return self._con.execute(sql, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+def test_the_attribution_is_counted_and_warned_once_per_log_and_settings():
+    """Every read of the outcome facts attributes the events, but a log counts them (and
+    warns) once per window and type, shared by its copies; other settings count anew."""
+    from onlineeval import queries
+    from onlineeval.online.attribution import (
+        attribution_counts,
+        attribution_view,
+        warn_events,
+    )
+
+    logs = onlineeval.load_logs(**_tiny())
+    logs.con = statements = _Statements(logs.con)
+    hour, purchase = logs.with_events(attribution_window="1h"), logs.with_events(
+        event_type="purchase")
+    counting = {name: queries.load("online/attribution_counts").render(
+        attribution=[attribution_view(log)]) for name, log in
+        (("24h", logs), ("1h", hour), ("purchase", purchase))}
+    assert len(set(counting.values())) == 3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            onlineeval.online_metrics(logs, by="variant")
+            onlineeval.online_metrics(hour, by="variant")
+        onlineeval.attribute_events(logs)
+        onlineeval.online_metrics(logs.with_events(attribution_window=24), by="variant")
+        onlineeval.online_metrics(purchase, by="variant")
+        onlineeval.attribute_events(logs, event_type="purchase")
+    assert {name: statements.executed.count(sql) for name, sql in counting.items()} == \
+        {"24h": 1, "1h": 1, "purchase": 1}
+    lost = [str(w.message) for w in caught if w.category is UnattributedEventsWarning]
+    assert len(lost) == 3
+    # the counts given are those of a log loaded afresh, and by hand (the events of _tiny)
+    fresh = onlineeval.load_logs(**_tiny())
+    assert lost[0].startswith("4 of 9 events") and "1 outside_window" in lost[0]
+    assert lost[1].startswith("7 of 9 events") and "4 outside_window" in lost[1]
+    assert attribution_counts(fresh) == {
+        "search_id": 1, "clicked_doc": 2, "last_search": 2, "unknown_search": 1,
+        "unknown_user": 1, "no_earlier_search": 1, "outside_window": 1}
+    assert attribution_counts(fresh.with_events(attribution_window="1h")) == {
+        "search_id": 1, "clicked_doc": 0, "last_search": 1, "unknown_search": 1,
+        "unknown_user": 1, "no_earlier_search": 1, "outside_window": 4}
+    # what a log returns from its kept counts is what a fresh log of the same settings counts
+    for log in (logs, hour, purchase):
+        same = fresh.with_events(attribution_window=f"{log.events.window_us}us",
+                                 event_type=log.events.event_type)
+        assert warn_events(log, attribution_view(log)) == attribution_counts(same)
+    assert {name: statements.executed.count(sql) for name, sql in counting.items()} == \
+        {"24h": 1, "1h": 1, "purchase": 1}
+
+
 def test_outcome_metrics_by_hand():
     df = _quiet(onlineeval.online_metrics, _tiny(), by="variant").set_index("variant")
     # A = u1: s1 (event 1: 10), s2 (event 9: 4); two sessions

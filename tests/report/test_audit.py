@@ -26,8 +26,10 @@ Discrepancies this audit found and fixed (each has a test below):
 
 from __future__ import annotations
 
+import copy
 import functools
 import html
+import importlib
 import io
 import json
 import math
@@ -575,16 +577,57 @@ def _cli(argv: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
     return code, got.out, got.err
 
 
+#: the API function with which each CLI case's command computes what it prints
+CLI_COMPUTES = {
+    "online": ("onlineeval.online", "online_metrics"),
+    "positions": ("onlineeval.online", "position_ctr"),
+    "top-queries": ("onlineeval.online", "top_queries"),
+    "power": ("onlineeval.abtest", "power"),
+    "interleave": ("onlineeval.interleaving", "interleaving_readout"),
+    "compare": ("onlineeval.offline.compare", "compare"),
+    "abtest": ("onlineeval.abtest", "abtest"),
+}
+
+
+class _CliRuns(dict):
+    """``_cli([*CLI_CASES[name], "--format", "json"])`` by name (exit status, stdout,
+    stderr), and in ``computed[name]`` the calls of its :data:`CLI_COMPUTES` function made
+    in that run: each call's arguments (:func:`_request`) and a copy of what it returned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.computed: dict[str, list[tuple[str, object]]] = {}
+
+
+def _request(args: tuple, kwargs: dict) -> str:
+    """The arguments of a call as text, a log as its source and load report."""
+    def one(v):
+        if isinstance(v, onlineeval.Logs):
+            return f"<Logs {v.source}: {v.report.summary()}>"
+        return repr(v)
+    return repr(([one(v) for v in args], {k: one(v) for k, v in sorted(kwargs.items())}))
+
+
 @pytest.fixture(scope="module")
-def cli_json() -> dict[str, tuple[int, str, str]]:
-    """``_cli([*CLI_CASES[name], "--format", "json"])`` by name, each run once for the tests
-    that read it (exit status, stdout, stderr; filled on first use)."""
-    return {}
+def cli_json() -> _CliRuns:
+    """Each JSON case run once for the tests that read it (filled on first use)."""
+    return _CliRuns()
 
 
 def _cli_json(name: str, cli_json, capsys, monkeypatch) -> tuple[int, str, str]:
     if name not in cli_json:
-        cli_json[name] = _cli([*CLI_CASES[name], "--format", "json"], capsys, monkeypatch)
+        module, attr = CLI_COMPUTES[name]
+        compute = getattr(importlib.import_module(module), attr)
+        calls = cli_json.computed[name] = []
+
+        def recorded(*args, **kwargs):
+            out = compute(*args, **kwargs)
+            calls.append((_request(args, kwargs), copy.deepcopy(out)))
+            return out
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(importlib.import_module(module), attr, recorded)
+            cli_json[name] = _cli([*CLI_CASES[name], "--format", "json"], capsys, monkeypatch)
     return cli_json[name]
 
 
@@ -594,8 +637,21 @@ def test_cli_json_is_only_json_and_equals_csv(name, cli_json, capsys, monkeypatc
     assert code == 0
     parsed = json.loads(out_json)  # stdout holds nothing but the JSON
     records = parsed["results"] if name == "abtest" else parsed
+    # the command with --format csv, all of it but the computation, which is the JSON run's:
+    # the same function asked for the same thing (tests below check that a computation
+    # afresh equals the JSON)
+    made = list(cli_json.computed[name])
+    assert len(made) == 1
+    module, attr = CLI_COMPUTES[name]
+
+    def replayed(*args, **kwargs):
+        request, out = made.pop(0)
+        assert _request(args, kwargs) == request
+        return copy.deepcopy(out)
+
+    monkeypatch.setattr(importlib.import_module(module), attr, replayed)
     code, out_csv, _ = _cli([*CLI_CASES[name], "--format", "csv"], capsys, monkeypatch)
-    assert code == 0
+    assert code == 0 and not made
     j = pd.DataFrame(records)
     c = pd.read_csv(io.StringIO(out_csv), keep_default_na=False, na_values=[""])
     assert list(j.columns) == list(c.columns) and len(j) == len(c)
