@@ -206,37 +206,10 @@ def test_per_query_bootstrap_chunks_by_queries_too(monkeypatch):
     assert peak < 12e6
 
 
-def _bootstrap_as_before(wa, wb, t, users, groups, n_resamples, rng):
-    """The bootstrap as it was before the counts were indexed by group (users x groups
-    matrices built from coordinates), kept to show the new one draws the same intervals."""
-    from scipy import sparse
-
-    users = np.asarray(users, dtype=np.int64)
-    n_users = int(users.max()) + 1
-    g = np.zeros_like(users) if groups is None else np.asarray(groups, dtype=np.int64)
-    n_groups = int(g.max()) + 1
-    counts = [sparse.csr_matrix((np.asarray(x, dtype=float), (users, g)),
-                                shape=(n_users, n_groups)) for x in (wa, wb, t)]
-    gen = np.random.default_rng(rng)
-    chunk = max(1, min(n_resamples, 2_000_000 // max(n_users, n_groups)))
-    draws = np.empty(n_resamples)
-    for start in range(0, n_resamples, chunk):
-        c = min(chunk, n_resamples - start)
-        picked = gen.integers(0, n_users, size=(c, n_users))
-        offsets = (np.arange(c) * n_users)[:, None]
-        weights = np.bincount((picked + offsets).ravel(), minlength=c * n_users)
-        weights = weights.reshape(c, n_users).astype(float)
-        draws[start:start + c] = delta_ab(*[np.asarray(m.T @ weights.T).T for m in counts])
-    finite = draws[np.isfinite(draws)]
-    if finite.size == 0 or np.ptp(finite) == 0:
-        return math.nan, math.nan
-    lo, hi = np.quantile(finite, [0.025, 0.975])
-    return float(lo), float(hi)
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("sorted_rows", [False, True])
-def test_bootstrap_indexed_by_group_draws_exactly_as_before(seed, sorted_rows):
+def test_bootstrap_indexed_by_group_draws_exactly_as_before(seed, sorted_rows,
+                                                             bootstrap_as_before):
     # the same draws, so the same interval to the last bit: rows in any order, a user with
     # several rows of one query (added), per query and page-level; rows in (query, user)
     # order (as the per-query readout fetches them, int32 codes) are used without a copy
@@ -251,5 +224,5 @@ def test_bootstrap_indexed_by_group_draws_exactly_as_before(seed, sorted_rows):
         users = np.unique(users, return_inverse=True)[1].astype(np.int32)
     for g in (groups, None):
         new = bootstrap_ci(wa, wb, t, users, g, n_resamples=300, rng=seed)
-        assert new == _bootstrap_as_before(wa, wb, t, users, g, 300, seed)
+        assert new == bootstrap_as_before(wa, wb, t, users, g, 300, seed)
         assert all(math.isfinite(x) for x in new)
