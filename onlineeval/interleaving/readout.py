@@ -91,20 +91,20 @@ def _flips(stats: pd.DataFrame, team_a: str | None, control: str | None = None,
                                                                strict=True)], dtype=bool)
 
 
-def _compare(rows: pd.DataFrame, alpha: float, n_resamples: int,
+def _compare_frame(rows: pd.DataFrame, alpha: float, n_resamples: int,
              rng: np.random.Generator) -> tuple[ComparisonResult, dict[str, Any]]:
-    """The result of one comparison from its per-user rows (:func:`_compare_codes`)."""
+    """The result of one comparison from its per-user rows (:func:`_compare`)."""
     wa, wb, t = (rows[c].to_numpy(dtype=float) for c in ("wins_a", "wins_b", "ties"))
     users, user_ids = pd.factorize(rows["user_id"], use_na_sentinel=False)
     counts = {c: int(rows[c].sum()) for c in _COUNTS}
-    return _compare_codes(counts, wa, wb, t, users, None, user_ids.__getitem__, alpha,
-                          n_resamples, rng)
+    return _compare(counts, wa, wb, t, users, None, user_ids.__getitem__, alpha, n_resamples,
+                    rng)
 
 
-def _compare_codes(counts: dict[str, int], wa: np.ndarray, wb: np.ndarray, t: np.ndarray,
-                   users: np.ndarray, groups: np.ndarray | None, user_id: Any, alpha: float,
-                   n_resamples: int, rng: np.random.Generator,
-                   ) -> tuple[ComparisonResult, dict[str, Any]]:
+def _compare(counts: dict[str, int], wa: np.ndarray, wb: np.ndarray, t: np.ndarray,
+             users: np.ndarray, groups: np.ndarray | None, user_id: Any, alpha: float,
+             n_resamples: int, rng: np.random.Generator,
+             ) -> tuple[ComparisonResult, dict[str, Any]]:
     """The result of one comparison from its rows' wins and ties, their users' codes (0..,
     by first appearance) and, per query, their queries' codes (``groups``): Δ_AB with the
     user-resampling interval and the per-user test's p-value, and the readout's other
@@ -325,7 +325,7 @@ def _rows(logs: Any, by: Sequence[str], per_query: bool, team_a: str | None,
                 if row["flipped"]:
                     wa, wb = wb, wa
                 counts = {c: int(row[c]) for c in _COUNTS}
-                result, res = _compare_codes(
+                result, res = _compare(
                     counts, wa, wb, rows["ties"], rows["user_code"], rows["query_code"],
                     lambda code, n=number: stats.user_id(n, code), alpha, n_resamples,
                     generator(key))
@@ -337,7 +337,7 @@ def _rows(logs: Any, by: Sequence[str], per_query: bool, team_a: str | None,
         # one comparison (the usual case) is the whole frame: no copy of it
         parts = [(next(iter(grouped.groups)), frame)] if grouped.ngroups == 1 else grouped
         for key, part in parts:
-            add(key, *_compare(part, alpha, n_resamples, generator(key)))
+            add(key, *_compare_frame(part, alpha, n_resamples, generator(key)))
     out = comparison_frame(lead, results, extra)
     for k in [*keys, "winner"]:
         # None, not NaN, for a missing experiment/day/winner (pandas 3 strings would give NaN)
