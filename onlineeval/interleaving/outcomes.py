@@ -4,7 +4,8 @@
 the temp view ``interleaving_page_outcomes`` in the log's connection; ``user_stats`` and
 ``per_query`` aggregate it, each streaming the log through it (nothing per page is stored, so
 a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-user sufficient statistics
-(one row per user and ranker pair) come back to Python.
+(one row per user and ranker pair) come back to Python, and for the per-query readout one row
+per (query, user) as codes and counts (:func:`query_user_stats`).
 """
 
 from __future__ import annotations
