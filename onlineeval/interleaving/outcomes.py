@@ -4,7 +4,8 @@
 the temp view ``interleaving_page_outcomes`` in the log's connection; ``user_stats`` and
 ``per_query`` aggregate it, each streaming the log through it (nothing per page is stored, so
 a memory limit holds on logs of any size). Large logs stay in DuckDB: only per-user sufficient statistics
-(one row per user and ranker pair) come back to Python.
+(one row per user and ranker pair) come back to Python, and for the per-query readout one row
+per (query, user) as codes and counts (:func:`query_user_stats`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from onlineeval import engines
-from onlineeval.db import fetch_df, memory_limit_mb, threads
+from onlineeval.db import fetch_df, memory_limit_mb, release_memory, threads
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError
 from onlineeval.progress import Elapsed
 from onlineeval.queries import create, drop_table, load, set_view_parameters, view_parameters
@@ -157,6 +159,10 @@ def page_outcomes(logs: Any, experiment: str | None = None, *, start: Any = None
     # the view's rows and the pages it leaves out, without crediting clicks (the query's
     # header says why the view itself is not counted)
     counts = load("interleaving/page_counts")
+    # what the load's queries freed is still in the process: give it back before DuckDB
+    # fills its limit again, or the two add up (5M searches at 500MB: RSS 460 MiB after the
+    # load with nothing held, and 757 MiB at the peak of the counts)
+    release_memory(con)
     n, lonely, before, after, first, last = con.execute(
         counts.render(), counts.bind(experiment=experiment, win_start=start, win_end=end)
     ).fetchall()[0]
@@ -261,6 +267,71 @@ def user_stats(logs: Any, by: Sequence[str] = ()) -> pd.DataFrame:
         return fetch_df(con, total.render(parts=parts), total.bind(), name=name, order=order)
 
 
+@dataclass(frozen=True)
+class QueryUserStats:
+    """The per-(query, user) statistics of the page outcomes, kept in DuckDB (the temporary
+    table ``codes``, ``interleaving/query_user_codes``) while :func:`query_user_stats` runs:
+    the comparisons with their counts, and per comparison the rows as numbers."""
+
+    con: Any
+    codes: str
+    by: tuple[str, ...]
+    #: one row per comparison: experiment, by, team_a, team_b, its number ``comparison``,
+    #: its ``rows`` and the sums of the counts (``interleaving/query_user_comparisons``)
+    comparisons: pd.DataFrame
+
+    def rows(self, comparison: int) -> dict[str, np.ndarray]:
+        """The comparison's rows, ordered by query and user code: ``query_code``,
+        ``user_code`` (int32) and ``wins_a``, ``wins_b``, ``ties`` (float64)."""
+        q = load("interleaving/query_user_rows")
+        frame = fetch_df(self.con, q.render(codes=[self.codes]),
+                         q.bind(comparison=int(comparison)), name=f"{self.codes}_rows",
+                         order=["query_code", "user_code"])
+        return {c: frame[c].to_numpy() for c in frame.columns}
+
+    def user_id(self, comparison: int, user_code: int) -> Any:
+        """The user_id of the user coded ``user_code`` in ``comparison``."""
+        q = load("interleaving/query_user_id")
+        row = self.con.execute(q.render(codes=[self.codes]), q.bind(
+            comparison=int(comparison), user_code=int(user_code))).fetchone()
+        return None if row is None else row[0]
+
+
+@contextmanager
+def query_user_stats(logs: Any, by: Sequence[str] = ()) -> Iterator[QueryUserStats]:
+    """:func:`user_stats` by ``by`` and query, kept in DuckDB with integer codes for the
+    queries and users (:class:`QueryUserStats`) while the block runs, then dropped.
+
+    The per-query readout resamples users and adds up per query, so it reads one row per
+    (query, user): millions on a large log. Fetched with their five strings they took GBs
+    in pandas (4.5M rows: 1.9 GB at 5M searches); as codes and counts they take 28 bytes a
+    row, fetched one comparison at a time. Call :func:`page_outcomes` first.
+    """
+    con = logs.con
+    q = load("interleaving/user_stats")
+    sql = q.render(by=[*by, "query"])
+    stats, codes = f"{PAGE_TABLE}_query_users", f"{PAGE_TABLE}_query_codes"
+    try:
+        with Elapsed("reading out interleaved pages"):
+            with _in_buckets(con, sql, {}, stats) as parts:
+                if parts:
+                    total = load("interleaving/user_stats_parts")
+                    sql = total.render(parts=parts)
+                release_memory(con)
+                create(con, stats, sql, table=True)
+            c = load("interleaving/query_user_codes")
+            release_memory(con)
+            create(con, codes, c.render(stats=[stats], by=list(by)), table=True)
+            drop_table(con, stats)
+            s = load("interleaving/query_user_comparisons")
+            comparisons = fetch_df(con, s.render(codes=[codes], by=list(by)), s.bind(),
+                                   name=f"{codes}_comparisons", order=["comparison"])
+        yield QueryUserStats(con, codes, tuple(by), comparisons)
+    finally:
+        drop_table(con, stats)
+        drop_table(con, codes)
+
+
 def _bound_buckets(con: Any) -> int:
     """The buckets the page-outcomes view of ``con`` is read in (1 on other engines)."""
     if not engines.is_duckdb(con):
@@ -278,6 +349,9 @@ def _in_buckets(con: Any, sql: str, params: dict[str, Any], name: str) -> Iterat
     try:
         for b, part in enumerate(parts):
             set_view_parameters(con, PAGE_TABLE, bucket=b)
+            # each bucket starts from what DuckDB holds (the earlier buckets' rows), not
+            # from what the previous ones freed and the allocator kept
+            release_memory(con)
             create(con, part, sql, table=True, params=params)
         if parts:
             set_view_parameters(con, PAGE_TABLE, bucket=None)

@@ -49,11 +49,28 @@ _COUNTS = ("impressions", "impressions_with_clicks", "wins_a", "wins_b", "ties",
 
 def _orient(stats: pd.DataFrame, team_a: str | None, control: str | None = None,
             treatment_first: bool = False) -> pd.DataFrame:
-    """Swap the sides of the pairs whose team_b should be A: the requested ``team_a``, the
-    team opposite the requested ``control``, or (``treatment_first``) the pair's treatment
-    by :func:`onlineeval.interleaving.teams.treatment_team`."""
-    if team_a is None and control is None and not treatment_first:
+    """Swap the sides of the pairs whose team_b should be A (:func:`_flips`)."""
+    return _swapped(stats, _flips(stats, team_a, control, treatment_first))
+
+
+def _swapped(stats: pd.DataFrame, flip: np.ndarray | None) -> pd.DataFrame:
+    """``stats`` with the sides of the rows ``flip`` swapped (team and wins)."""
+    if flip is None:
         return stats
+    out = stats.copy()
+    for x, y in (("team_a", "team_b"), ("wins_a", "wins_b")):
+        out.loc[flip, [x, y]] = stats.loc[flip, [y, x]].to_numpy()
+    return out
+
+
+def _flips(stats: pd.DataFrame, team_a: str | None, control: str | None = None,
+           treatment_first: bool = False) -> np.ndarray | None:
+    """Which rows' pairs to swap so that team_b becomes A: those whose team_b is the
+    requested ``team_a``, the team opposite the requested ``control``, or
+    (``treatment_first``) the pair's treatment by
+    :func:`onlineeval.interleaving.teams.treatment_team` (None: no request)."""
+    if team_a is None and control is None and not treatment_first:
+        return None
     present = set(stats["team_a"]) | set(stats["team_b"])
     for option, name in (("team_a", team_a), ("control", control)):
         if name is not None and name not in present:
@@ -70,36 +87,43 @@ def _orient(stats: pd.DataFrame, team_a: str | None, control: str | None = None,
 
     first = [first_team(a, b, e) for a, b, e in zip(stats["team_a"], stats["team_b"],
                                                     stats["experiment"], strict=True)]
-    flip = np.array([f is not None and f == b for f, b in zip(first, stats["team_b"],
+    return np.array([f is not None and f == b for f, b in zip(first, stats["team_b"],
                                                                strict=True)], dtype=bool)
-    out = stats.copy()
-    for x, y in (("team_a", "team_b"), ("wins_a", "wins_b")):
-        out.loc[flip, [x, y]] = stats.loc[flip, [y, x]].to_numpy()
-    return out
 
 
-def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int,
+def _compare_frame(rows: pd.DataFrame, alpha: float, n_resamples: int,
              rng: np.random.Generator) -> tuple[ComparisonResult, dict[str, Any]]:
-    """The result of one comparison from its per-user (and query) rows: Δ_AB with the
-    user-resampling interval and the per-user test's p-value, and the readout's other
-    fields."""
+    """The result of one comparison from its per-user rows (:func:`_compare`)."""
     wa, wb, t = (rows[c].to_numpy(dtype=float) for c in ("wins_a", "wins_b", "ties"))
     users, user_ids = pd.factorize(rows["user_id"], use_na_sentinel=False)
-    out: dict[str, Any] = {c: int(rows[c].sum()) for c in _COUNTS}
+    counts = {c: int(rows[c].sum()) for c in _COUNTS}
+    return _compare(counts, wa, wb, t, users, None, user_ids.__getitem__, alpha, n_resamples,
+                    rng)
+
+
+def _compare(counts: dict[str, int], wa: np.ndarray, wb: np.ndarray, t: np.ndarray,
+             users: np.ndarray, groups: np.ndarray | None, user_id: Any, alpha: float,
+             n_resamples: int, rng: np.random.Generator,
+             ) -> tuple[ComparisonResult, dict[str, Any]]:
+    """The result of one comparison from its rows' wins and ties, their users' codes (0..,
+    by first appearance) and, per query, their queries' codes (``groups``): Δ_AB with the
+    user-resampling interval and the per-user test's p-value, and the readout's other
+    fields. ``user_id(code)`` names a user. ``counts`` are the comparison's sums of
+    :data:`_COUNTS`."""
+    per_query = groups is not None
+    out: dict[str, Any] = dict(counts)
     out["users"] = int(users.max()) + 1 if len(users) else 0
     if per_query:
-        groups = pd.factorize(rows["query"], use_na_sentinel=False)[0]
-        q = pd.DataFrame({"g": groups, "a": wa, "b": wb, "t": t}).groupby("g").sum()
-        d_q = delta_ab(q["a"].to_numpy()[:, None], q["b"].to_numpy()[:, None],
-                       q["t"].to_numpy()[:, None])
+        n_queries = int(groups.max()) + 1 if len(groups) else 0
+        qa, qb, qt = (np.bincount(groups, weights=x, minlength=n_queries) for x in (wa, wb, t))
+        d_q = delta_ab(qa[:, None], qb[:, None], qt[:, None])
         delta = float(np.nanmean(d_q)) if np.isfinite(d_q).any() else math.nan
         with np.errstate(invalid="ignore"):
-            shares = q["a"] / (q["a"] + q["b"])
+            shares = pd.Series(qa) / (pd.Series(qa) + pd.Series(qb))
         share = float(shares.mean()) if shares.notna().any() else math.nan
         pos, neg = int((d_q > 0).sum()), int((d_q < 0).sum())
         out["queries_decided"] = int(np.isfinite(d_q).sum())
     else:
-        groups = None
         sa, sb = wa.sum(), wb.sum()
         delta = float(delta_ab(np.array([sa]), np.array([sb]), np.array([t.sum()])))
         share = sa / (sa + sb) if sa + sb > 0 else math.nan
@@ -114,7 +138,7 @@ def _compare(rows: pd.DataFrame, per_query: bool, alpha: float, n_resamples: int
     winner = None
     if not math.isnan(res.p_value) and res.p_value < alpha and res.estimate != 0:
         winner = "a" if res.estimate > 0 else "b"
-    top = user_ids[res.top_user] if res.top_user >= 0 else None
+    top = user_id(res.top_user) if res.top_user >= 0 else None
     result = ComparisonResult(
         estimate=delta, ci_low=lo, ci_high=hi, ci_level=1.0 - alpha, p_value=res.p_value,
         test=res.test, n=res.n, units_control=n_users, units_treatment=n_users, unit="user",
@@ -270,25 +294,50 @@ def _rows(logs: Any, by: Sequence[str], per_query: bool, team_a: str | None,
           control: str | None, treatment_first: bool, alpha: float, n_resamples: int,
           seed: int) -> pd.DataFrame:
     """The readout's rows from the page outcomes defined on ``logs`` (no warnings)."""
-    stats = outcomes.user_stats(logs, [*by, "query"] if per_query else by)
-    stats = _orient(stats, team_a, control, treatment_first)
     keys = ["experiment", *by, "team_a", "team_b"]
     lead, results, extra = [], [], []
-    grouped = stats.groupby(keys, dropna=False, sort=True)
-    # one comparison (the usual case) is the whole frame: no copy of it (per query, one row
-    # per (query, user): 4.5M rows on a 5M-search log)
-    parts = [(next(iter(grouped.groups)), stats)] if grouped.ngroups == 1 else grouped
-    for key, part in parts:
-        # the comparison's own stream: its CI does not depend on which other comparisons are
-        # read out, nor on which team is A (the key holds the two teams in sorted order)
-        names = [None if pd.isna(k) else str(k) for k in key]
-        rng = derived_generator(int(seed), (*names[:-2], *sorted(names[-2:])))
-        result, res = _compare(part, per_query, alpha, n_resamples, rng)
+
+    def add(key: tuple, result: ComparisonResult, res: dict[str, Any]) -> None:
         rec = dict(zip(keys, key, strict=True))
         res["winner"] = {"a": rec["team_a"], "b": rec["team_b"]}.get(res["winner"])
         lead.append({**rec, **{c: res.pop(c) for c in _COUNTS[:5]}})
         results.append(result)
         extra.append(res)
+
+    def generator(key: tuple) -> np.random.Generator:
+        # the comparison's own stream: its CI does not depend on which other comparisons
+        # are read out, nor on which team is A (the key holds the two teams in sorted order)
+        names = [None if pd.isna(k) else str(k) for k in key]
+        return derived_generator(int(seed), (*names[:-2], *sorted(names[-2:])))
+
+    if per_query:
+        # one row per (query, user): millions on a large log, so they stay in DuckDB and
+        # come over as codes and counts, one comparison at a time
+        with outcomes.query_user_stats(logs, by) as stats:
+            flip = _flips(stats.comparisons, team_a, control, treatment_first)
+            comparisons = _swapped(stats.comparisons, flip).assign(
+                flipped=False if flip is None else flip)
+            for key, part in comparisons.groupby(keys, dropna=False, sort=True):
+                row = part.iloc[0]
+                number = int(row["comparison"])
+                rows = stats.rows(number)
+                wa, wb = rows["wins_a"], rows["wins_b"]
+                if row["flipped"]:
+                    wa, wb = wb, wa
+                counts = {c: int(row[c]) for c in _COUNTS}
+                result, res = _compare(
+                    counts, wa, wb, rows["ties"], rows["user_code"], rows["query_code"],
+                    lambda code, n=number: stats.user_id(n, code), alpha, n_resamples,
+                    generator(key))
+                del rows, wa, wb
+                add(key, result, res)
+    else:
+        frame = _orient(outcomes.user_stats(logs, by), team_a, control, treatment_first)
+        grouped = frame.groupby(keys, dropna=False, sort=True)
+        # one comparison (the usual case) is the whole frame: no copy of it
+        parts = [(next(iter(grouped.groups)), frame)] if grouped.ngroups == 1 else grouped
+        for key, part in parts:
+            add(key, *_compare_frame(part, alpha, n_resamples, generator(key)))
     out = comparison_frame(lead, results, extra)
     for k in [*keys, "winner"]:
         # None, not NaN, for a missing experiment/day/winner (pandas 3 strings would give NaN)

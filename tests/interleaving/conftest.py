@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -118,3 +121,40 @@ def summary_oracle():
     """``summary_oracle(logs, experiment=None, by=(), start=None, end=None)``: the SQL
     oracle's readout (see ``_summary_oracle``)."""
     return _summary_oracle
+
+
+def _bootstrap_as_before(wa, wb, t, users, groups, n_resamples, rng, confidence=0.95):
+    """The bootstrap as it was before the counts were indexed by group (users x groups
+    matrices built from coordinates), kept to show the new one draws the same intervals."""
+    from scipy import sparse
+
+    from onlineeval.interleaving.significance import delta_ab
+
+    users = np.asarray(users, dtype=np.int64)
+    n_users = int(users.max()) + 1
+    g = np.zeros_like(users) if groups is None else np.asarray(groups, dtype=np.int64)
+    n_groups = int(g.max()) + 1
+    counts = [sparse.csr_matrix((np.asarray(x, dtype=float), (users, g)),
+                                shape=(n_users, n_groups)) for x in (wa, wb, t)]
+    gen = np.random.default_rng(rng)
+    chunk = max(1, min(n_resamples, 2_000_000 // max(n_users, n_groups)))
+    draws = np.empty(n_resamples)
+    for start in range(0, n_resamples, chunk):
+        c = min(chunk, n_resamples - start)
+        picked = gen.integers(0, n_users, size=(c, n_users))
+        offsets = (np.arange(c) * n_users)[:, None]
+        weights = np.bincount((picked + offsets).ravel(), minlength=c * n_users)
+        weights = weights.reshape(c, n_users).astype(float)
+        draws[start:start + c] = delta_ab(*[np.asarray(m.T @ weights.T).T for m in counts])
+    finite = draws[np.isfinite(draws)]
+    if finite.size == 0 or np.ptp(finite) == 0:
+        return math.nan, math.nan
+    lo, hi = np.quantile(finite, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi)
+
+
+
+@pytest.fixture(scope="session")
+def bootstrap_as_before():
+    """The bootstrap before the counts were indexed by group (an independent reference)."""
+    return _bootstrap_as_before
