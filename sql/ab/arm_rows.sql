@@ -20,8 +20,8 @@
 SELECT
     {{sums:CAST(e.@ AS DOUBLE) AS @}}
     {{#cuped}},
-    {{pre:coalesce(CAST(p.@1 AS DOUBLE), 0.0) AS @2}},
-    CASE WHEN p.unit IS NULL THEN 0.0 ELSE 1.0 END AS has_pre
+    {{pre:coalesce(CAST(p.@1 AS DOUBLE), CAST(0 AS DOUBLE)) AS @2}},
+    CAST(CASE WHEN p.unit IS NULL THEN 0 ELSE 1 END AS DOUBLE) AS has_pre
     {{/cuped}}
 FROM {{exposure_rows}} AS e
 {{#cuped}}
