@@ -14,6 +14,7 @@ import duckdb
 from onlineeval.errors import InvalidParameterError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 #: environment variables every connection reads when no argument is given (the CLI's global
@@ -193,3 +194,25 @@ def fetch_df(con: object, sql: str, params: dict | None = None, *,
     del table
     pa.default_memory_pool().release_unused()
     return frame
+
+
+def fetch_arrays(con: object, sql: str, params: dict | None = None) -> dict[str, np.ndarray]:
+    """The columns of the rendered query ``sql`` (numeric, in the query's row order) as
+    float64 arrays by name, NULL as nan: for a few columns of many rows, which then never
+    become a DataFrame (nor, on DuckDB, a pandas conversion: Arrow straight to numpy)."""
+    import numpy as np
+
+    if not _is_duckdb(con):
+        frame = con.execute(sql, params or {}).df()
+        return {c: frame[c].to_numpy(dtype=float, na_value=np.nan) for c in frame.columns}
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = con.sql(sql, params=params or {}).to_arrow_table()
+    out = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if not pa.types.is_floating(column.type):
+            column = pc.cast(column, pa.float64())
+        out[name] = column.to_numpy(zero_copy_only=False).astype(float, copy=False)
+    return out

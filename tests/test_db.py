@@ -147,3 +147,23 @@ def test_fetch_df_gives_the_rows_of_df_in_order() -> None:
     got = fetch_df(con, sql, {"n": 400_000}, order=["k", "name"])
     pd.testing.assert_frame_equal(got, want)
     assert "_oe_fetched" not in {r[0] for r in con.execute("SHOW TABLES").fetchall()}
+
+
+def test_fetch_arrays_gives_the_columns_of_df_in_order_nulls_as_nan() -> None:
+    import numpy as np
+
+    from onlineeval.db import fetch_arrays
+
+    con = connect(threads=4)
+    # a HUGEINT sum (Arrow: decimal128), an integer count, doubles with NULLs; 100k groups
+    # in the query's ORDER BY, which the arrays must keep
+    sql = ("SELECT sum(i) AS s, count(*) AS n, CASE WHEN k % 7 = 0 THEN NULL ELSE "
+           "sum(i * 0.25) END AS d FROM (SELECT i, i % 100000 AS k FROM range($n) t(i)) "
+           "GROUP BY k ORDER BY k DESC")
+    want = con.execute(sql, {"n": 300_000}).df()
+    got = fetch_arrays(con, sql, {"n": 300_000})
+    assert list(got) == ["s", "n", "d"]
+    for name in want.columns:
+        assert got[name].dtype == np.float64
+        np.testing.assert_array_equal(got[name], want[name].to_numpy(dtype=float))
+    assert np.isnan(got["d"]).sum() == len(range(0, 100_000, 7))

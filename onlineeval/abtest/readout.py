@@ -336,7 +336,8 @@ def abtest(
         )
     data = load_units(logs, unit=unit, pre_period=periods, experiment=experiment,
                       start=window.start, end=window.end, cuped=window.cuped,
-                      outcomes=any(map(is_outcome, chosen)))
+                      outcomes=any(map(is_outcome, chosen)),
+                      sums=sorted({c for m in chosen for c in (m.num, m.den)} - {"units"}))
     given_control = control
     control, treatment, expected_split = _variant_keys(logs, data.known_variants, control,
                                                        treatment, expected_split)

@@ -34,7 +34,7 @@ import pandas as pd
 
 from onlineeval import engines, queries
 from onlineeval.abtest.metrics import UNIT_SUMS
-from onlineeval.db import fetch_df
+from onlineeval.db import fetch_arrays, fetch_df, release_memory
 from onlineeval.errors import InputError, InvalidParameterError, SchemaError, UnknownNameError
 from onlineeval.logs import variants
 from onlineeval.queries import load
@@ -174,24 +174,80 @@ def analysis_window(
 def load_units(
     logs: Any, unit: str = "user_id", pre_period: PrePeriod | None = None,
     experiment: str | None = None, *, start: Any = None, end: Any = None,
-    cuped: bool | None = None, outcomes: bool = True,
+    cuped: bool | None = None, outcomes: bool = True, sums: list[str] | None = None,
 ) -> UnitData:
     """Run the unit aggregation and return per-variant arrays (see the module docstring).
 
     ``pre_period`` is a parsed one (:func:`parse_pre_period`); ``start``, ``end`` and
-    ``cuped`` as for :func:`analysis_window`.
+    ``cuped`` as for :func:`analysis_window`. With ``sums`` (names of
+    :data:`~onlineeval.abtest.metrics.UNIT_SUMS`) the arms hold only those columns (and
+    ``units``; with CUPED their ``pre_`` columns and ``has_pre``) and ``ids`` is empty: the
+    per-unit rows stay in DuckDB, which counts what is left out, and each arm's columns come
+    over as float64 arrays (:func:`lean_units`), the same numbers as the whole rows give.
     """
     window = analysis_window(start, end, pre_period, cuped)
     sql, params, known = unit_sums_query(logs, unit, experiment, window=window,
                                          outcomes=outcomes)
-    # one row per unit: fetched once DuckDB has let go of the aggregation's memory
-    data = unit_arrays(fetch_df(logs.con, sql, params, name="_oe_unit_sums"), known,
-                       window.cuped)
+    if sums is not None:
+        data = lean_units(logs.con, sql, params, known, window.cuped, sums)
+    else:
+        # one row per unit: fetched once DuckDB has let go of the aggregation's memory
+        data = unit_arrays(fetch_df(logs.con, sql, params, name="_oe_unit_sums"), known,
+                           window.cuped)
     data.experiment = params["experiment"]
-    # unit_arrays knows the first and last exposure analysed; the bounds come from the window
+    # the arrays know the first and last exposure analysed; the bounds come from the window
     data.window = {"start": window.start, "end": window.end, **data.window,
                    "pre_period_start": window.pre_start, "cuped": window.cuped}
     return data
+
+
+def lean_units(con: Any, unit_sql: str, params: dict[str, Any], known: list[str],
+               cuped: bool, sums: list[str]) -> UnitData:
+    """The :class:`UnitData` of :func:`unit_arrays` with only the columns ``sums`` (in
+    :data:`~onlineeval.abtest.metrics.UNIT_SUMS` order) and no ``ids``, without fetching the
+    per-unit rows: they are stored in DuckDB (``_oe_lean_unit_rows``), the exclusions
+    counted there (:func:`excluded_of_view`, warned about), and each arm's columns fetched
+    in unit order (``sql/ab/arm_rows.sql``). A 500k-unit readout fetched a frame of every
+    sum with the unit values and copied it into arrays, the peak of ``abtest`` at 5M
+    searches; an arm's chosen columns are a fraction of it."""
+    unknown = [c for c in sums if c not in UNIT_SUMS]
+    if unknown or not sums:
+        raise InvalidParameterError(f"sums must name per-unit sums of {list(UNIT_SUMS)}; "
+                                    f"got {sums!r}")
+    chosen = [c for c in UNIT_SUMS if c in sums]
+    rows = queries.create(con, "_oe_lean_unit_rows", unit_sql, params=params, table=True)
+    try:
+        # the warnings point where unit_arrays's do: at load_units's caller
+        excluded = excluded_of_view(con, rows, stacklevel=5)
+        exposure = queries.create(con, "_oe_lean_exposure_rows",
+                                  load("ab/exposure_rows").render(unit_rows=[rows]))
+        release_memory(con)
+        columns = [*chosen, "units"]
+        if cuped:
+            columns += [f"pre_{c}" for c in chosen] + ["has_pre"]
+        q = load("ab/arm_rows")
+        sql = q.render(exposure_rows=[exposure], unit_rows=[rows], sums=chosen, cuped=cuped,
+                       pre=[(c, f"pre_{c}") for c in chosen])
+        arms: dict[str, np.ndarray] = {}
+        for variant in sorted(known):
+            got = fetch_arrays(con, sql, q.bind(sql, variant=variant))
+            n = len(got[chosen[0]])
+            if not n:
+                continue
+            out = np.empty((n, len(columns)), dtype=float)
+            for j, c in enumerate(columns):
+                out[:, j] = 1.0 if c == "units" else got.pop(c)
+            arms[variant] = out
+        span = load("ab/exposure_span")
+        first, last = con.execute(span.render(exposure_rows=[exposure])).fetchone()
+    finally:
+        if engines.is_duckdb(con):
+            queries.drop_table(con, rows)
+            release_memory(con)
+    window = {"first_exposure": None if first is None else pd.Timestamp(first),
+              "last_exposure": None if last is None else pd.Timestamp(last)}
+    return UnitData(arms=arms, columns=columns, known_variants=known, excluded=excluded,
+                    window=window)
 
 
 def unit_rows(
@@ -272,10 +328,11 @@ def unit_sums_query(
     return sql, params, known
 
 
-def excluded_of_view(con: Any, unit_rows: str) -> dict[str, int]:
+def excluded_of_view(con: Any, unit_rows: str, stacklevel: int = 4) -> dict[str, int]:
     """The :data:`EXCLUDED` counts of a view of ``sql/ab/unit_sums`` rows by exposure,
     aggregated in DuckDB (``sql/ab/excluded_counts.sql``): for callers that never fetch the
-    per-unit rows. Warns about them as the readout does."""
+    per-unit rows. Warns about them as the readout does (``stacklevel`` as for
+    :func:`warn_excluded`, counted from here)."""
     q = load("ab/excluded_counts")
     rows = con.execute(q.render(unit_rows=[unit_rows])).fetchall()
     excluded: dict[str, int] = dict.fromkeys(EXCLUDED, 0)
@@ -285,7 +342,7 @@ def excluded_of_view(con: Any, unit_rows: str) -> dict[str, int]:
             excluded["multi_variant_searches"] = int(searches)
         elif period in _PERIOD_KEYS:
             excluded[_PERIOD_KEYS[period]] = int(searches)
-    warn_excluded(excluded, stacklevel=4)
+    warn_excluded(excluded, stacklevel=stacklevel)
     return excluded
 
 

@@ -252,3 +252,82 @@ def test_per_unit_rows_stored_once_give_the_views_numbers(monkeypatch):
     for a, b in zip(stored, viewed, strict=True):
         pd.testing.assert_frame_equal(a, b, rtol=1e-12, atol=1e-15)
     assert stored[0]["control_value"].to_list() != stored[2]["control_value"].to_list()
+
+
+def _hostile_logs(make_tables):
+    # a unit in both variants (left out and counted), NULL units, a unit with pre-period
+    # searches of no experiment, on top of the simulator's users
+    s, c = make_tables(seed=5, experiment="e1")
+    s = s.copy()
+    s.loc[s.index[:3], "user_id"] = s.loc[s.index[-1], "user_id"]
+    s.loc[s.index[3:5], "user_id"] = None
+    first = s.loc[s.index[10]].copy()
+    first["search_id"], first["experiment"], first["variant"] = "pre1", None, None
+    first["ts"] = s["ts"].min() - pd.Timedelta(hours=1)
+    return onlineeval.load_logs(searches=pd.concat([s, first.to_frame().T]), clicks=c)
+
+
+@pytest.mark.parametrize("cuped", [False, True])
+@pytest.mark.parametrize("sums", [["rr", "known_rr", "searches"], list(UNIT_SUMS)])
+def test_lean_units_are_the_chosen_columns_of_the_whole_rows(make_tables, cuped, sums):
+    # load_units(sums=...) keeps the per-unit rows in DuckDB and fetches each arm's chosen
+    # columns (sql/ab/arm_rows, in unit order): the arms must be those columns of the
+    # arrays unit_arrays makes from the rows fetched whole with .df(), and the exclusions,
+    # warnings and window the same (float sums to 1e-12: DuckDB adds doubles in an order
+    # that varies between runs, by an ulp)
+    from onlineeval.abtest.units import analysis_window, unit_arrays, unit_sums_query
+
+    for logs, experiment in ((onlineeval.load_logs("sample_logs/ab"), "s100_vs_s080"),
+                             (_hostile_logs(make_tables), None)):
+        logs.con.execute("SET threads = 4")
+        window = analysis_window(cuped=cuped)
+        sql, params, known = unit_sums_query(logs, "user_id", experiment, window=window)
+        with warnings.catch_warnings(record=True) as want_warned:
+            warnings.simplefilter("always")
+            want = unit_arrays(logs.con.execute(sql, params).df(), known, cuped)
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = load_units(logs, experiment=experiment, cuped=cuped, sums=sums)
+        chosen = [c for c in UNIT_SUMS if c in sums]
+        cols = [*chosen, "units"]
+        if cuped:
+            cols += [f"pre_{c}" for c in chosen] + ["has_pre"]
+        assert got.columns == cols and sorted(got.arms) == sorted(want.arms)
+        for v in want.arms:
+            np.testing.assert_allclose(got.arms[v], want.arms[v][:, [want.col(c) for c in cols]],
+                                       rtol=1e-12, atol=0)
+        assert got.ids == {}
+        assert got.excluded == want.excluded
+        if experiment is None:
+            assert got.excluded["multi_variant_units"] == 1
+        assert {k: got.window[k] for k in want.window} == want.window
+        assert [str(w.message) for w in got_warned if "left out" in str(w.message)] == \
+            [str(w.message) for w in want_warned if "left out" in str(w.message)]
+
+
+def test_lean_units_need_known_sums(small_logs):
+    for bad in ([], ["units"], ["nope"]):
+        with pytest.raises(InvalidParameterError, match="sums must name"):
+            load_units(small_logs, sums=bad)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"test": "bootstrap", "bootstrap_reps": 200}, {"test": "mannwhitney"},
+    {"cuped": True},
+])
+def test_abtest_on_the_chosen_columns_equals_abtest_on_the_whole_rows(monkeypatch, options):
+    # abtest reads only its metrics' columns (load_units(sums=...)); the old path, every
+    # sum of the rows fetched whole, must give the same frame (to 1e-12, see above)
+    import onlineeval.abtest.readout as readout
+    from onlineeval.abtest.units import load_units as lean
+
+    logs = onlineeval.load_logs("sample_logs/ab")
+    metrics = ["ctr", "click_mrr", "abandonment_rate", "searches_per_unit", "revenue_per_unit"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = onlineeval.abtest(logs, metrics=metrics, experiment="s100_vs_s080", **options)
+        monkeypatch.setattr(readout, "load_units",
+                            lambda *a, sums=None, **k: lean(*a, **k))
+        want = onlineeval.abtest(logs, metrics=metrics, experiment="s100_vs_s080", **options)
+    pd.testing.assert_frame_equal(got, want, rtol=1e-12, atol=0)
+    assert got.attrs == want.attrs
