@@ -3,8 +3,9 @@
 A handful of aggregate queries, each one pass: searches (nulls, duplicate ids, values that do
 not convert); clicks alone (values, which of rank/doc_id they carry); results joined to the kept
 searches (nulls, ranks < 1, rows of excluded or unknown searches), then results grouped by a hash
-of search_id (repeated ranks, via a bitmask); clicks joined to the kept searches, then clicks
-joined to the kept results (not on the page). Only when a pass finds a problem does another
+of search_id (repeated ranks, via a bitmask); clicks joined to the kept results (not on the
+page), then, only when some click is off its page, to the kept searches (which tells a click of
+an excluded or unknown search from one off its page). Only when a pass finds a problem does another
 query materialize the offending keys into a small temporary table, which the clean view
 anti-joins; a kind of problem that does not occur adds nothing to the views (the queries'
 switches). Reasons (see :data:`onlineeval.logs.report.REASONS`) are assigned per row in a
@@ -370,16 +371,19 @@ CLICK_REASONS = ["null_required", "rank_below_1", "search_excluded", "unknown_se
 
 def _clicks_prepass(con: duckdb.DuckDBPyConnection, tables: dict[str, Table],
                     report: LoadReport) -> dict[str, int]:
-    """Count clicks, check their values, count clicks with only a rank or only a doc_id."""
+    """Count clicks, check their values, count clicks with only a rank or only a doc_id, and
+    those excluded as lacking a required value or for a rank below 1."""
     t = tables["clicks"]
     _store(con, t)
+    _create(con, t, t.flagged, "logs/clicks/flag", source=[t.check_rows])
     bad, optional = _bad_flags(t), _optional(t)
-    row = _query(con, t, "logs/clicks/pass", source=[t.check_rows], bad=bad, optional=optional)[0]
-    n, rank_only, doc_only = row[len(bad) + len(optional):]
+    row = _query(con, t, "logs/clicks/pass", source=[t.flagged], bad=bad, optional=optional)[0]
+    n, rank_only, doc_only, n_null, n_low = row[len(bad) + len(optional):]
     _raise_bad_values(con, t, list(row[:len(bad)]), n)
     _note_empty(report, t, list(row[len(bad):len(bad) + len(optional)]), n)
     report.rows_read["clicks"] = n
-    return {"rank_only": rank_only, "doc_only": doc_only}
+    return {"rank_only": rank_only, "doc_only": doc_only, "null_required": int(n_null),
+            "rank_below_1": int(n_low)}
 
 
 def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, Table], report: LoadReport,
@@ -387,7 +391,6 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, Table], report: Lo
     """Classify clicks (joined to the kept searches and results) and create their view."""
     t = tables["clicks"]
     has_results = "results" in tables
-    _create(con, t, t.flagged, "logs/clicks/flag", source=[t.check_rows])
     # joins to the results, needed to check (and fill) what was clicked
     by_rank = has_results and t.has("rank")
     by_doc = has_results and facts["doc_only"] > 0
@@ -404,15 +407,14 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, Table], report: Lo
         classified["clicks"] = t.classified
     else:
         classified["clicks"] = _BY_SEARCH
-    reasons = _counted(con, t, _BY_SEARCH, CLICK_REASONS[:4])
-    not_on_page = 0
+    off_page = None
     if has_results:
         # Counted over all clicks with a usable rank/doc, whatever their search: the kept
         # results hold only kept searches, so every click of an excluded or unknown search is
         # among them too, and is subtracted. This keeps the searches out of this join.
         off_page = _query(con, t, "logs/clicks/off_page", source=[_ON_PAGE])[0][0]
-        not_on_page = off_page - reasons[2] - reasons[3]
-    reasons.append(not_on_page)
+    reasons = _search_reasons(con, t, facts, off_page)
+    reasons.append(0 if off_page is None else off_page - reasons[2] - reasons[3])
     _reason_counts(report, "clicks", CLICK_REASONS, list(reasons))
     by = dict(zip(CLICK_REASONS, reasons, strict=True))
     orphans = bool(by["search_excluded"] or by["unknown_search"])
@@ -426,6 +428,21 @@ def _clicks(con: duckdb.DuckDBPyConnection, tables: dict[str, Table], report: Lo
             fill_doc=by_rank and facts["rank_only"] > 0, orphans=orphans,
             off_page=bool(by["not_on_page"]), nulls=bool(by["null_required"]),
             low_ranks=bool(by["rank_below_1"]))
+
+
+def _search_reasons(con: duckdb.DuckDBPyConnection, t: Table, facts: dict[str, int],
+                    off_page: int | None) -> list[int]:
+    """The clicks excluded for each of the first four CLICK_REASONS (``off_page``: the count
+    of logs/clicks/off_page, None without results).
+
+    With results and no click off its page, every click that lacks no required value and
+    has no rank below 1 is on its page, i.e. matches a row of the clean results, which hold
+    only rows of kept searches: so no click is of an excluded or unknown search, and the
+    first pass's two counts are all there is. Only otherwise are the clicks joined to the
+    kept searches (logs/reason_counts over the clicks classified by search)."""
+    if off_page == 0:
+        return [facts["null_required"], facts["rank_below_1"], 0, 0]
+    return _counted(con, t, _BY_SEARCH, CLICK_REASONS[:4])
 
 
 # --- events ---------------------------------------------------------------------------------

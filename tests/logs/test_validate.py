@@ -48,8 +48,9 @@ def _random_log(seed: int, doc_only_clicks: bool = True,
     return {"searches": searches, "results": results, "clicks": clicks}
 
 
-def _reference(log):
-    """Row-by-row classification written from the README rules, in plain pandas."""
+def _reference(log, click_reasons: list | None = None):
+    """Row-by-row classification written from the README rules, in plain pandas (each click's
+    reason, None when kept, is appended to ``click_reasons`` when given)."""
     s, r, c = (log[t].copy() for t in ("searches", "results", "clicks"))
     excluded = {}
 
@@ -108,6 +109,8 @@ def _reference(log):
             reasons.append(None)
             filled.append((sid, rank if rank is not None else int(best_rank[(sid, doc)]),
                            doc if doc is not None else by_rank[(sid, rank)]))
+    if click_reasons is not None:
+        click_reasons.extend(reasons)
     for reason in ("null_required", "rank_below_1", "search_excluded", "unknown_search",
                    "not_on_page"):
         count("clicks", reason, pd.Series([x == reason for x in reasons]))
@@ -169,6 +172,63 @@ def test_a_rank_clicked_with_different_docs():
     assert logs.report.excluded == {("clicks", "not_on_page"): 2}
     assert logs.con.execute("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() \
         == [("a", 1, "x"), ("a", 1, "x"), ("a", 2, "y"), ("b", 1, "z")]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_clicks_all_on_their_page_are_not_joined_to_the_searches(seed, monkeypatch):
+    """When no click is off its page, the clicks' exclusions (here lacking a required value
+    or a rank below 1) are counted by their first pass, without joining them to the kept
+    searches: report and views equal the reference and those of the join, forced."""
+    from onlineeval.logs import validate
+
+    log = _random_log(seed)
+    reasons: list = []
+    _reference(log, reasons)
+    log["clicks"] = log["clicks"][[r in (None, "null_required", "rank_below_1")
+                                   for r in reasons]].reset_index(drop=True)
+    excluded, searches, results, clicks = _reference(log)
+    assert {("clicks", "null_required"), ("clicks", "rank_below_1")} & set(excluded)
+    joined: list[str] = []
+    real = validate._counted
+
+    def spy(con, t, view, names):
+        joined.append(view)
+        return real(con, t, view, names)
+
+    monkeypatch.setattr(validate, "_counted", spy)
+    logs = onlineeval.load_logs(**log)
+    assert validate._BY_SEARCH not in joined
+    assert logs.report.excluded == excluded
+    q = logs.con.execute
+    assert q("SELECT search_id, n_results FROM searches ORDER BY 1").fetchall() == searches
+    assert q("SELECT search_id, rank, doc_id FROM results ORDER BY ALL").fetchall() == results
+    assert q("SELECT search_id, rank, doc_id FROM clicks ORDER BY ALL").fetchall() == clicks
+    fast = _everything(logs)
+    monkeypatch.setattr(validate, "_search_reasons", lambda con, t, facts, off_page: real(
+        con, t, validate._BY_SEARCH, validate.CLICK_REASONS[:4]))
+    assert _everything(onlineeval.load_logs(**log)) == fast
+
+
+def test_clicks_of_excluded_searches_are_still_joined(monkeypatch):
+    """A click of an excluded search is off every page: the join with the searches runs and
+    tells it from a click off its page."""
+    from onlineeval.logs import validate
+
+    s = pd.DataFrame({"search_id": ["a", "b", "b"], "user_id": ["u", "u", "v"],
+                      "ts": pd.to_datetime(["2024-01-01", "2024-01-02", "2024-01-03"])})
+    r = pd.DataFrame({"search_id": ["a", "b"], "rank": [1, 1], "doc_id": ["x", "y"]})
+    c = pd.DataFrame({"search_id": ["a", "a", "b", "z"], "rank": [1, 2, 1, 1],
+                      "doc_id": ["x", None, "y", None]})
+    joined: list[str] = []
+    real = validate._counted
+    monkeypatch.setattr(validate, "_counted", lambda con, t, view, names: (
+        joined.append(view), real(con, t, view, names))[1])
+    logs = onlineeval.load_logs(searches=s, results=r, clicks=c)
+    assert joined == [validate._BY_SEARCH]
+    assert logs.report.excluded == {
+        ("searches", "duplicate_search_id"): 2, ("results", "search_excluded"): 1,
+        ("clicks", "search_excluded"): 1, ("clicks", "unknown_search"): 1,
+        ("clicks", "not_on_page"): 1}
 
 
 # --- Parquet: pass 1 of the results from the footers -------------------------------------------
